@@ -1,0 +1,123 @@
+"""Checks that run when a handler is registered, so a mistake fails where it is made.
+
+A handler of the wrong shape would otherwise fail deep inside a model or tool call, far from the
+line that registered it, or worse, appear to work: an ``async def`` Wrap handler without ``yield``
+returns a coroutine that nothing ever awaits. Every error here names the stage, the phase and the
+handler, and says what shape was expected.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, cast
+
+__all__: list[str] = []
+
+_WRAP_SHAPE = "an async generator function (context, next_fn) that yields events"
+_INPUT_SHAPE = "a function (context) -> context, sync or async"
+_OUTPUT_SHAPE = "a function (result: MiddlewareResult) -> MiddlewareResult, sync or async"
+
+
+def describe(handler: object) -> str:
+    """Name a handler the way a user would recognise it in an error message."""
+    target = handler
+    while isinstance(target, functools.partial):
+        target = target.func
+    name = getattr(target, "__qualname__", None)
+    if isinstance(name, str):
+        return name if target is handler else f"functools.partial({name})"
+    return repr(handler)
+
+
+def _code_target(handler: object) -> Any:
+    """Return what ``inspect`` should look at: a callable object's ``__call__``, else itself."""
+    if inspect.isroutine(handler) or isinstance(handler, (functools.partial, type)):
+        return cast(Any, handler)
+    return getattr(handler, "__call__", handler)  # noqa: B004 - we want the method itself
+
+
+def _accepts(handler: Any, count: int) -> bool | None:
+    """Whether ``handler`` can be called with ``count`` positional arguments (None: unknown)."""
+    try:
+        signature = inspect.signature(handler)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*([None] * count))
+    except TypeError:
+        return False
+    return True
+
+
+def _fail(where: str, handler: object, shape: str, problem: str, hint: str = "") -> TypeError:
+    message = f"cannot register {describe(handler)} for {where}: expected {shape}, but {problem}."
+    if hint:
+        message = f"{message} {hint}"
+    return TypeError(message)
+
+
+def check_wrap(where: str, handler: object) -> None:
+    """Refuse anything that cannot be a Wrap handler, naming ``where`` (stage and phase)."""
+    if not callable(handler):
+        raise _fail(where, handler, _WRAP_SHAPE, f"got a {type(handler).__name__}, not callable")
+    target = _code_target(handler)
+    name = describe(handler)
+    if inspect.iscoroutinefunction(target):
+        raise _fail(
+            where,
+            handler,
+            _WRAP_SHAPE,
+            f"{name} is a coroutine function (async def without yield)",
+            "Yield the events of next_fn(context) instead of returning them, or register a "
+            "context transform with stage.input(...) / stage.Input.",
+        )
+    if inspect.isgeneratorfunction(target):
+        raise _fail(
+            where,
+            handler,
+            _WRAP_SHAPE,
+            f"{name} is a synchronous generator function",
+            "Declare it with async def.",
+        )
+    if _accepts(target, 2) is False:
+        hint = ""
+        if _accepts(target, 1):
+            hint = (
+                "It takes one argument, the shape of an Input or Output handler: register it "
+                "with stage.input(...) / stage.output(...) or the .Input / .Output token."
+            )
+        raise _fail(
+            where,
+            handler,
+            _WRAP_SHAPE,
+            f"{name} cannot be called as {name}(context, next_fn)",
+            hint,
+        )
+
+
+def _check_transform(where: str, handler: object, shape: str, argument: str) -> None:
+    if not callable(handler):
+        raise _fail(where, handler, shape, f"got a {type(handler).__name__}, not callable")
+    target = _code_target(handler)
+    name = describe(handler)
+    if inspect.isasyncgenfunction(target) or inspect.isgeneratorfunction(target):
+        raise _fail(
+            where,
+            handler,
+            shape,
+            f"{name} is a generator function, the shape of a Wrap handler",
+            "Register it with stage.wrap(...) or the bare stage / .Wrap token.",
+        )
+    if _accepts(target, 1) is False:
+        raise _fail(where, handler, shape, f"{name} cannot be called as {name}({argument})")
+
+
+def check_input(where: str, handler: object) -> None:
+    """Refuse anything that cannot be an Input handler, naming ``where`` (stage and phase)."""
+    _check_transform(where, handler, _INPUT_SHAPE, "context")
+
+
+def check_output(where: str, handler: object) -> None:
+    """Refuse anything that cannot be an Output handler, naming ``where`` (stage and phase)."""
+    _check_transform(where, handler, _OUTPUT_SHAPE, "result")

@@ -1,0 +1,234 @@
+"""A stage's handlers compiled into one chain, and the generator that runs it.
+
+Cost model. Every streamed event crosses every layer, so the layout is chosen per event:
+
+* each Wrap handler is exactly one generator hop: ``next_fn`` returns the inner handler's own
+  generator, not a wrapper around it;
+* Input handlers run once, before the first Wrap handler is called, and add no hop;
+* all Output handlers share the one driver generator that also does the cleanup, so they add no
+  hop either: the driver holds the result event and applies them innermost first;
+* a stage with no handlers never gets here: the registry runs the terminal itself.
+
+Cleanup contract. Every generator the chain opens (handler generators and terminal streams) is
+recorded as it is opened and closed exactly once with ``aclose()``, innermost first, when the
+driver finishes: on normal end, on an exception, on cancellation, and when the consumer stops
+early. Closing innermost first means a handler's ``finally`` runs after everything it wrapped has
+released its resources, the same order nested ``async with`` blocks unwind in. A handler that
+abandons an inner chain early (it stops iterating ``next_fn(...)``, or retries) and needs it
+released at once can close it itself (``await stream.aclose()``); closing twice is harmless.
+
+Exceptions. An exception raised in the chain reaches the caller as the same object. If closing a
+generator also fails while that exception is propagating, the original still wins and the
+cleanup failure is logged; if nothing else is propagating, the first cleanup failure is raised
+after every generator has been closed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from types import AsyncGeneratorType
+from typing import Any, Generic, TypeVar, cast
+
+from ._registration import describe
+from .result import MiddlewareResult
+from .stage import MiddlewareStage
+
+__all__: list[str] = []
+
+_logger = logging.getLogger("strands_middleware")
+
+TContext = TypeVar("TContext")
+TResult = TypeVar("TResult")
+TEvent = TypeVar("TEvent")
+
+_Opened = list[AsyncIterator[Any]]
+_Next = Callable[[Any], AsyncIterator[Any]]
+
+
+class CompiledChain(Generic[TContext, TResult, TEvent]):
+    """The handlers of one stage, in the order they run; rebuilt only when one is registered.
+
+    Attributes:
+        inputs: Input handlers, outermost (first registered) first.
+        wraps: Wrap handlers, outermost (first registered) first.
+        outputs: Output handlers in application order: innermost (last registered) first.
+    """
+
+    __slots__ = ("inputs", "outputs", "stage", "wraps")
+
+    def __init__(
+        self,
+        stage: MiddlewareStage[TContext, TResult, TEvent],
+        inputs: Sequence[Callable[[Any], Any]],
+        wraps: Sequence[Callable[[Any, Any], Any]],
+        outputs: Sequence[Callable[[Any], Any]],
+    ) -> None:
+        self.stage = stage
+        self.inputs = tuple(inputs)
+        self.wraps = tuple(wraps)
+        self.outputs = tuple(reversed(outputs))
+
+    def run(
+        self,
+        context: TContext,
+        terminal: Callable[[TContext], AsyncIterator[TEvent]],
+    ) -> AsyncGenerator[TEvent, None]:
+        """Run the chain around ``terminal`` for one invocation."""
+        return _drive(self, context, terminal)
+
+
+def _adopt(stream: object, opener: object, where: str) -> AsyncGenerator[Any, None]:
+    """Give a non-generator async iterator the generator interface ``next_fn`` promises."""
+    if not isinstance(stream, AsyncIterator):
+        raise TypeError(
+            f"{describe(opener)} ({where}) returned {type(stream).__name__}, not an async "
+            "iterator: a Wrap handler must be an async generator function, and a terminal must "
+            "return an async iterator of events"
+        )
+    iterator: AsyncIterator[Any] = cast(Any, stream)
+
+    async def adopted() -> AsyncGenerator[Any, None]:
+        try:
+            async for event in iterator:
+                yield event
+        finally:
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    return adopted()
+
+
+def _is_generator(stream: object) -> bool:
+    # An exact type test: the common case (a native async generator) costs one comparison.
+    return type(stream) is AsyncGeneratorType
+
+
+def _link(
+    chain: CompiledChain[Any, Any, Any],
+    terminal: Callable[[Any], AsyncIterator[Any]],
+    opened: _Opened,
+) -> _Next:
+    """Build the ``next_fn`` of every layer for one invocation, recording what each opens."""
+    where = f"{chain.stage.name}.Wrap"
+
+    def open_terminal(context: Any) -> AsyncIterator[Any]:
+        stream = terminal(context)
+        if not _is_generator(stream):
+            stream = _adopt(stream, terminal, f"terminal of {chain.stage.name}")
+        opened.append(stream)
+        return stream
+
+    next_fn: _Next = open_terminal
+    for handler in reversed(chain.wraps):
+        next_fn = _layer(handler, next_fn, opened, where)
+    return next_fn
+
+
+def _layer(handler: Callable[[Any, Any], Any], inner: _Next, opened: _Opened, where: str) -> _Next:
+    def next_fn(context: Any) -> AsyncIterator[Any]:
+        stream: AsyncIterator[Any] = handler(context, inner)
+        if not _is_generator(stream):
+            stream = _adopt(stream, handler, where)
+        opened.append(stream)
+        return stream
+
+    return next_fn
+
+
+async def _close_all(opened: _Opened) -> BaseException | None:
+    """Close every opened stream, innermost (last opened) first; return the first failure."""
+    first: BaseException | None = None
+    for stream in reversed(opened):
+        aclose = getattr(stream, "aclose", None)
+        if aclose is None:
+            continue
+        try:
+            await aclose()
+        except BaseException as exc:  # every stream gets closed even if one fails
+            if first is None:
+                first = exc
+            else:
+                _logger.error("a further error while closing a middleware chain", exc_info=exc)
+    return first
+
+
+async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
+    """Apply the Output handlers to the result event and return the event they produce."""
+    result_type = chain.stage.result_type
+    wrapped: MiddlewareResult[Any] = MiddlewareResult(event)
+    for handler in chain.outputs:
+        returned = handler(wrapped)
+        if inspect.isawaitable(returned):
+            returned = await returned
+        if not isinstance(returned, MiddlewareResult):
+            raise TypeError(
+                f"Output handler {describe(handler)} ({chain.stage.name}.Output) returned "
+                f"{type(returned).__name__}; an Output handler must return a MiddlewareResult: "
+                "use result.replace(value=...)"
+            )
+        checked: MiddlewareResult[Any] = cast(Any, returned)
+        if not isinstance(checked.value, result_type):
+            raise TypeError(
+                f"Output handler {describe(handler)} ({chain.stage.name}.Output) returned a "
+                f"MiddlewareResult holding {type(checked.value).__name__}; its value must be a "
+                f"{result_type.__name__}, the result event of stage {chain.stage.name!r}"
+            )
+        wrapped = checked
+    return wrapped.value
+
+
+async def _drive(
+    chain: CompiledChain[Any, Any, Any],
+    context: Any,
+    terminal: Callable[[Any], AsyncIterator[Any]],
+) -> AsyncGenerator[Any, None]:
+    for handler in chain.inputs:
+        context = handler(context)
+        if inspect.isawaitable(context):
+            context = await context
+    opened: _Opened = []
+    try:
+        stream = _link(chain, terminal, opened)(context)
+        if not chain.outputs:
+            async for event in stream:
+                yield event
+        else:
+            result_type = chain.stage.result_type
+            held: Any = None
+            halted = False
+            async for event in stream:
+                if halted:
+                    yield event
+                elif isinstance(event, result_type):
+                    # The result is the last event of the result class: a later one replaces it.
+                    held = event
+                elif getattr(event, "is_interrupt", False):
+                    # An interrupt-control event halts the stage: it has no result, so nothing
+                    # is transformed and whatever was held goes out as it came.
+                    halted = True
+                    if held is not None:
+                        yield held
+                        held = None
+                    yield event
+                else:
+                    yield event
+            if held is not None:
+                yield await _transform(chain, held)
+    except GeneratorExit:
+        failure = await _close_all(opened)
+        if failure is not None:
+            raise failure from None
+        raise
+    except BaseException:
+        failure = await _close_all(opened)
+        if failure is not None:
+            _logger.error(
+                "error while closing a middleware chain after a failure", exc_info=failure
+            )
+        raise
+    failure = await _close_all(opened)
+    if failure is not None:
+        raise failure

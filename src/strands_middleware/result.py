@@ -1,0 +1,55 @@
+"""What Output handlers receive and return, and how a stream signals that a stage halted."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar, runtime_checkable
+
+from typing_extensions import Self
+
+__all__ = ["InterruptControlEvent", "MiddlewareResult"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class MiddlewareResult(Generic[T]):
+    """The result event of a stage, wrapped for its Output handlers.
+
+    Only the Output phase sees this wrapper; Wrap handlers and the call site see the plain result
+    event. Wrapping gives Output the same room to grow that Input has through its context
+    dataclass: a stage can subclass this with typed metadata, and handlers written against
+    ``MiddlewareResult`` keep working.
+
+    Attributes:
+        value: The stage's result event (for example a ``ModelStopReason``).
+    """
+
+    value: T
+
+    def replace(self, *, value: T) -> Self:
+        """Return a new wrapper holding ``value``; a subclass keeps its type and other fields.
+
+        Example:
+            ```python
+            def tag(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+                return result.replace(value=retagged(result.value))
+            ```
+        """
+        return dataclasses.replace(self, value=value)
+
+
+@runtime_checkable
+class InterruptControlEvent(Protocol):
+    """An event that halts the stage it passes through when ``is_interrupt`` is truthy.
+
+    A halted stage has no result: its Output handlers do not run and every event, the interrupt
+    included, is forwarded untransformed. The protocol lets the stage-agnostic engine recognise
+    such events without importing any stage's event types.
+    """
+
+    @property
+    def is_interrupt(self) -> bool:
+        """True when this event means the stage stopped to wait for a human."""
+        ...
