@@ -26,6 +26,8 @@ def describe(handler: object) -> str:
         target = target.func
     name = getattr(target, "__qualname__", None)
     if isinstance(name, str):
+        # A handler defined inside a function is "outer.<locals>.inner"; the user knows it as inner.
+        name = name.rsplit("<locals>.", 1)[-1]
         return name if target is handler else f"functools.partial({name})"
     return repr(handler)
 

@@ -56,7 +56,7 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         outputs: Output handlers in application order: innermost (last registered) first.
     """
 
-    __slots__ = ("inputs", "outputs", "stage", "wraps")
+    __slots__ = ("inputs", "outputs", "stage", "where", "wraps")
 
     def __init__(
         self,
@@ -69,6 +69,7 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         self.inputs = tuple(inputs)
         self.wraps = tuple(wraps)
         self.outputs = tuple(reversed(outputs))
+        self.where = f"{stage.name}.Wrap"
 
     def run(
         self,
@@ -112,7 +113,7 @@ def _link(
     opened: _Opened,
 ) -> _Next:
     """Build the ``next_fn`` of every layer for one invocation, recording what each opens."""
-    where = f"{chain.stage.name}.Wrap"
+    where = chain.where
 
     def open_terminal(context: Any) -> AsyncIterator[Any]:
         stream = terminal(context)
@@ -138,12 +139,21 @@ def _layer(handler: Callable[[Any, Any], Any], inner: _Next, opened: _Opened, wh
     return next_fn
 
 
+def _all_finished(opened: _Opened) -> bool:
+    """Whether every opened stream already ran to its end (the common, fully drained case).
+
+    A finished native async generator has no frame left; closing it again would do nothing but
+    cost an await per layer on every call.
+    """
+    return all(getattr(stream, "ag_frame", True) is None for stream in opened)
+
+
 async def _close_all(opened: _Opened) -> BaseException | None:
     """Close every opened stream, innermost (last opened) first; return the first failure."""
     first: BaseException | None = None
     for stream in reversed(opened):
         aclose = getattr(stream, "aclose", None)
-        if aclose is None:
+        if aclose is None or getattr(stream, "ag_frame", True) is None:
             continue
         try:
             await aclose()
@@ -229,6 +239,8 @@ async def _drive(
                 "error while closing a middleware chain after a failure", exc_info=failure
             )
         raise
+    if _all_finished(opened):
+        return
     failure = await _close_all(opened)
     if failure is not None:
         raise failure

@@ -64,7 +64,7 @@ class MiddlewareInputPhase(_PhaseToken[TContext, TResult, TEvent]):
 
 @final
 class MiddlewareWrapPhase(_PhaseToken[TContext, TResult, TEvent]):
-    """``stage.Wrap``: async-generator handlers around the whole stage; the bare stage means this."""
+    """``stage.Wrap``: async-generator handlers around the whole stage (also the bare stage)."""
 
     __slots__ = ()
     kind: ClassVar[PhaseName] = "Wrap"

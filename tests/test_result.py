@@ -1,0 +1,42 @@
+"""MiddlewareResult and the interrupt-control protocol."""
+
+from __future__ import annotations
+
+from dataclasses import FrozenInstanceError, dataclass
+
+import pytest
+
+from strands_middleware import InterruptControlEvent, MiddlewareResult
+
+from .conftest import Done, Event, Halt
+
+
+def test_replace_returns_a_new_wrapper_and_leaves_the_old_one() -> None:
+    first = MiddlewareResult(Done(n=1))
+    second = first.replace(value=Done(n=2))
+    assert second is not first
+    assert first.value == Done(n=1)
+    assert second.value == Done(n=2)
+
+
+def test_result_wrapper_is_frozen() -> None:
+    result = MiddlewareResult(Done())
+    with pytest.raises(FrozenInstanceError):
+        result.value = Done(n=3)  # type: ignore[misc]
+
+
+def test_replace_keeps_a_subclass_and_its_extra_fields() -> None:
+    @dataclass(frozen=True)
+    class TimedResult(MiddlewareResult[Done]):
+        elapsed: float = 0.0
+
+    timed = TimedResult(Done(n=1), elapsed=2.5)
+    replaced = timed.replace(value=Done(n=2))
+    assert isinstance(replaced, TimedResult)
+    assert replaced.elapsed == 2.5
+    assert replaced.value == Done(n=2)
+
+
+def test_interrupt_control_protocol_is_structural() -> None:
+    assert isinstance(Halt(), InterruptControlEvent)
+    assert not isinstance(Event(), InterruptControlEvent)
