@@ -154,12 +154,14 @@ async def _measure(workload: Workload, rounds: int) -> dict[str, float]:
 
 
 async def main(rounds: int) -> int:
-    import strands  # noqa: F401 - fail early with a clear message when the dev extra is missing
-
     from importlib.metadata import version
 
-    print(f"python {sys.version.split()[0]}, strands-agents {version('strands-agents')}, "
-          f"{rounds} interleaved rounds, medians")
+    import strands  # noqa: F401 - fail early with a clear message when the dev extra is missing
+
+    print(
+        f"python {sys.version.split()[0]}, strands-agents {version('strands-agents')}, "
+        f"{rounds} interleaved rounds, medians"
+    )
     print()
     print("| workload | bare | ours | strands | figure | target | met |")
     print("| --- | ---: | ---: | ---: | --- | ---: | :---: |")
@@ -177,7 +179,8 @@ async def main(rounds: int) -> int:
             target = f">= {workload.target:.2f}x"
         print(
             f"| {workload.name} | {medians['bare'] * 1e3:.3f} ms | {medians['ours'] * 1e3:.3f} ms"
-            f" | {medians['strands'] * 1e3:.3f} ms | {label} | {target} | {'yes' if met else 'no'} |"
+            f" | {medians['strands'] * 1e3:.3f} ms | {label} | {target}"
+            f" | {'yes' if met else 'no'} |"
         )
     return 0
 

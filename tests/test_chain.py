@@ -40,7 +40,9 @@ class Probe:
         return run
 
     def wrap(self, name: str) -> Any:
-        async def handler(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+        async def handler(
+            context: str, next_fn: MiddlewareNext[str, Event]
+        ) -> AsyncGenerator[Event, None]:
             self.log.append(f"{name}:open")
             try:
                 async for event in next_fn(context):
@@ -126,7 +128,9 @@ async def test_cancellation_mid_stream_closes_everything_and_propagates(
 async def test_an_abandoned_inner_chain_is_closed_when_the_invocation_ends(
     registry: MiddlewareRegistry, probe: Probe
 ) -> None:
-    async def first_only(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+    async def first_only(
+        context: str, next_fn: MiddlewareNext[str, Event]
+    ) -> AsyncGenerator[Event, None]:
         try:
             async for event in next_fn(context):
                 yield event
@@ -147,7 +151,9 @@ async def test_an_abandoned_inner_chain_is_closed_when_the_invocation_ends(
 async def test_each_next_fn_call_opens_a_fresh_inner_chain(
     registry: MiddlewareRegistry, probe: Probe
 ) -> None:
-    async def retry_once(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+    async def retry_once(
+        context: str, next_fn: MiddlewareNext[str, Event]
+    ) -> AsyncGenerator[Event, None]:
         try:
             async for event in next_fn(context):
                 if event.get("fail"):
@@ -179,8 +185,12 @@ async def test_each_next_fn_call_opens_a_fresh_inner_chain(
     assert probe.closed() == ["terminal2", "inner", "terminal1", "inner"]
 
 
-async def test_short_circuit_never_opens_the_terminal(registry: MiddlewareRegistry, probe: Probe) -> None:
-    async def cached(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+async def test_short_circuit_never_opens_the_terminal(
+    registry: MiddlewareRegistry, probe: Probe
+) -> None:
+    async def cached(
+        context: str, next_fn: MiddlewareNext[str, Event]
+    ) -> AsyncGenerator[Event, None]:
         yield Done(cached=True)
 
     registry.add_middleware(STAGE, cached)
@@ -216,7 +226,9 @@ class TestOutputPhase:
         assert seen == [Done(n=2)]
         assert events == [Done(n=2)]
 
-    async def test_output_handler_skipped_when_stage_halts(self, registry: MiddlewareRegistry) -> None:
+    async def test_output_handler_skipped_when_stage_halts(
+        self, registry: MiddlewareRegistry
+    ) -> None:
         calls: list[object] = []
 
         async def interrupted(context: str) -> AsyncGenerator[Event, None]:
@@ -250,7 +262,9 @@ class TestOutputPhase:
         assert await collect(registry.invoke(STAGE, "c", no_result)) == [Event(chunk=1)]
         assert calls == []
 
-    async def test_async_input_and_output_handlers_are_awaited(self, registry: MiddlewareRegistry) -> None:
+    async def test_async_input_and_output_handlers_are_awaited(
+        self, registry: MiddlewareRegistry
+    ) -> None:
         async def slow_input(context: str) -> str:
             await asyncio.sleep(0)
             return context + "!"
@@ -264,7 +278,9 @@ class TestOutputPhase:
         events = await collect(registry.invoke(STAGE, "c", terminal))
         assert events[-1] == Done(context="c!?")
 
-    async def test_returning_the_bare_event_names_the_handler(self, registry: MiddlewareRegistry) -> None:
+    async def test_returning_the_bare_event_names_the_handler(
+        self, registry: MiddlewareRegistry
+    ) -> None:
         def unwrapped(result: MiddlewareResult[Done]) -> Done:
             return result.value
 
@@ -282,13 +298,19 @@ class TestOutputPhase:
             return MiddlewareResult(Event(not_a_result=True))  # type: ignore[arg-type]
 
         registry.add_middleware(STAGE.Output, wrong)
-        with pytest.raises(TypeError, match=r"holding Event; its value must be a Done, the result event"):
+        with pytest.raises(
+            TypeError, match=r"holding Event; its value must be a Done, the result event"
+        ):
             await collect(registry.invoke(STAGE, "c", terminal))
 
-    async def test_output_runs_once_around_a_retrying_wrap(self, registry: MiddlewareRegistry) -> None:
+    async def test_output_runs_once_around_a_retrying_wrap(
+        self, registry: MiddlewareRegistry
+    ) -> None:
         calls: list[Done] = []
 
-        async def twice(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+        async def twice(
+            context: str, next_fn: MiddlewareNext[str, Event]
+        ) -> AsyncGenerator[Event, None]:
             async for _event in next_fn(context):
                 pass
             async for event in next_fn(context + "2"):
@@ -305,7 +327,9 @@ class TestOutputPhase:
 
 
 class TestNonGeneratorStreams:
-    async def test_a_wrap_returning_an_async_iterator_is_adopted(self, registry: MiddlewareRegistry) -> None:
+    async def test_a_wrap_returning_an_async_iterator_is_adopted(
+        self, registry: MiddlewareRegistry
+    ) -> None:
         closed: list[bool] = []
 
         class Stream:
@@ -326,7 +350,9 @@ class TestNonGeneratorStreams:
 
         seen_types: list[str] = []
 
-        async def outer(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+        async def outer(
+            context: str, next_fn: MiddlewareNext[str, Event]
+        ) -> AsyncGenerator[Event, None]:
             stream = next_fn(context)
             seen_types.append(type(stream).__name__)
             async for event in stream:
@@ -339,12 +365,16 @@ class TestNonGeneratorStreams:
         assert seen_types == ["async_generator"]  # next_fn keeps its AsyncGenerator promise
         assert closed == [True]
 
-    async def test_a_wrap_returning_something_else_names_it(self, registry: MiddlewareRegistry) -> None:
+    async def test_a_wrap_returning_something_else_names_it(
+        self, registry: MiddlewareRegistry
+    ) -> None:
         def returns_list(context: str, next_fn: MiddlewareNext[str, Event]) -> Any:
             return [Done()]
 
         registry.add_middleware(STAGE, returns_list)
-        with pytest.raises(TypeError, match=r"returns_list \(test\.Wrap\) returned list, not an async iterator"):
+        with pytest.raises(
+            TypeError, match=r"returns_list \(test\.Wrap\) returned list, not an async iterator"
+        ):
             await collect(registry.invoke(STAGE, "c", terminal))
 
 
@@ -352,7 +382,9 @@ class TestCleanupFailures:
     async def test_a_failing_close_is_raised_after_everything_else_is_closed(
         self, registry: MiddlewareRegistry, probe: Probe
     ) -> None:
-        async def bad_finally(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+        async def bad_finally(
+            context: str, next_fn: MiddlewareNext[str, Event]
+        ) -> AsyncGenerator[Event, None]:
             try:
                 async for event in next_fn(context):
                     yield event
@@ -374,13 +406,17 @@ class TestCleanupFailures:
         boom = KeyError("original")
         gate_open: list[AsyncGenerator[Event, None]] = []
 
-        async def abandons(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+        async def abandons(
+            context: str, next_fn: MiddlewareNext[str, Event]
+        ) -> AsyncGenerator[Event, None]:
             stream = next_fn(context)
             gate_open.append(stream)
             yield await stream.__anext__()
             raise boom
 
-        async def bad_finally(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+        async def bad_finally(
+            context: str, next_fn: MiddlewareNext[str, Event]
+        ) -> AsyncGenerator[Event, None]:
             try:
                 async for event in next_fn(context):
                     yield event
@@ -389,9 +425,11 @@ class TestCleanupFailures:
 
         registry.add_middleware(STAGE, abandons)
         registry.add_middleware(STAGE, bad_finally)
-        with caplog.at_level(logging.ERROR, logger="strands_middleware"):
-            with pytest.raises(KeyError) as caught:
-                await collect(registry.invoke(STAGE, "c", terminal))
+        with (
+            caplog.at_level(logging.ERROR, logger="strands_middleware"),
+            pytest.raises(KeyError) as caught,
+        ):
+            await collect(registry.invoke(STAGE, "c", terminal))
         assert caught.value is boom
         assert "error while closing a middleware chain" in caplog.text
 

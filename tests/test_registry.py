@@ -14,7 +14,9 @@ from .conftest import OTHER, STAGE, Done, Event, collect, terminal
 
 
 def recorder(log: list[str], name: str) -> Any:
-    async def wrap(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+    async def wrap(
+        context: str, next_fn: MiddlewareNext[str, Event]
+    ) -> AsyncGenerator[Event, None]:
         log.append(f"{name}:before")
         async for event in next_fn(f"{context}>{name}"):
             yield event
@@ -153,7 +155,9 @@ async def test_use_registers_middleware_objects_and_iterables_in_order(
             yield STAGE.input(input_recorder(log, "bundle-in"))
             yield STAGE.wrap(recorder(log, "bundle-wrap"))
 
-    registry.use(STAGE.wrap(recorder(log, "first")), Bundle(), [STAGE.input(input_recorder(log, "x"))])
+    registry.use(
+        STAGE.wrap(recorder(log, "first")), Bundle(), [STAGE.input(input_recorder(log, "x"))]
+    )
     await collect(registry.invoke(STAGE, "c", terminal))
     assert log == [
         "bundle-in",
@@ -217,7 +221,9 @@ class TestHandlerShapeChecks:
     def test_wrap_with_one_parameter_suggests_input_or_output(
         self, registry: MiddlewareRegistry
     ) -> None:
-        with pytest.raises(TypeError, match=r"cannot be called as .*\(context, next_fn\).*stage\.input"):
+        with pytest.raises(
+            TypeError, match=r"cannot be called as .*\(context, next_fn\).*stage\.input"
+        ):
             registry.add_middleware(STAGE, lambda context: context)  # type: ignore[arg-type]
 
     def test_wrap_not_callable(self, registry: MiddlewareRegistry) -> None:
@@ -294,7 +300,9 @@ async def test_run_returns_the_result_and_reports_every_event(
 
 
 async def test_run_without_a_result_raises_naming_the_stage(registry: MiddlewareRegistry) -> None:
-    async def drops(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+    async def drops(
+        context: str, next_fn: MiddlewareNext[str, Event]
+    ) -> AsyncGenerator[Event, None]:
         async for event in next_fn(context):
             if not isinstance(event, Done):
                 yield event

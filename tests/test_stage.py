@@ -31,7 +31,7 @@ def test_stage_carries_its_three_phase_tokens() -> None:
 def test_stages_compare_and_hash_by_identity() -> None:
     twin = MiddlewareStage[str, Done, Event]("test", result_type=Done)
     assert twin != STAGE
-    assert STAGE == STAGE
+    assert STAGE == STAGE  # noqa: PLR0124 - identity equality is the point
     assert len({STAGE, twin, STAGE}) == 2
 
 
@@ -57,7 +57,9 @@ def test_stage_rejects_a_result_type_that_is_not_a_class() -> None:
 
 
 def test_builders_bind_handler_to_phase() -> None:
-    async def wrap(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+    async def wrap(
+        context: str, next_fn: MiddlewareNext[str, Event]
+    ) -> AsyncGenerator[Event, None]:
         async for event in next_fn(context):
             yield event
 
@@ -76,7 +78,9 @@ def test_builders_bind_handler_to_phase() -> None:
 
 def test_builder_works_as_a_decorator() -> None:
     @STAGE.wrap
-    async def timing(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncGenerator[Event, None]:
+    async def timing(
+        context: str, next_fn: MiddlewareNext[str, Event]
+    ) -> AsyncGenerator[Event, None]:
         async for event in next_fn(context):
             yield event
 
