@@ -85,7 +85,7 @@ class Interrupt:
         )
 
 
-class InterruptException(Exception):  # noqa: N818 - the name is the spec's
+class InterruptException(Exception):
     """Raised to pause a run until a human answers `interrupt`.
 
     It subclasses `Exception`, so a broad ``except Exception`` in middleware swallows it and turns
@@ -98,7 +98,8 @@ class InterruptException(Exception):  # noqa: N818 - the name is the spec's
         self.interrupt = interrupt
 
     def __str__(self) -> str:
-        return f"interrupt {self.interrupt.name!r} (id {self.interrupt.id}) is waiting for a response"
+        interrupt = self.interrupt
+        return f"interrupt {interrupt.name!r} (id {interrupt.id}) is waiting for a response"
 
 
 @dataclass(frozen=True)
