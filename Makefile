@@ -36,7 +36,7 @@ pytest: $(STAMP)
 test: lint pytest typecheck
 
 demo: $(STAMP)
-	$(BIN)/python examples/custom_stage.py
+	$(BIN)/python examples/quickstart.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_chain.py

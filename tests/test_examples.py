@@ -28,3 +28,50 @@ def test_custom_stage_example_normalises_caches_and_stamps() -> None:
         "SearchEvent {'note': 'served from cache'}",
         "SearchDone {'hits': ['agent loops #1', 'agent loops #2'], 'engine': 'demo'}",
     ]
+
+
+def test_quickstart_shows_what_each_middleware_saw() -> None:
+    lines = run_example("quickstart.py").splitlines()
+    assert lines[0] == "[input]  model call with 1 message(s); asking for brevity"
+    assert lines[1].startswith("[wrap]   model call streamed 11 events in ")
+    assert lines[2] == "[output] tool t1 returned success: 42"
+    assert lines[3] == "[input]  model call with 3 message(s); asking for brevity"
+    assert lines[5] == "[agent]  stop_reason=end_turn answer=2 + 40 is 42."
+    assert lines[6] == "[model]  system prompt it received: 'Answer in one short sentence.'"
+
+
+def test_approval_gate_pauses_then_resumes_with_the_answer() -> None:
+    assert run_example("approval_gate.py").splitlines() == [
+        "stop_reason=interrupt",
+        "asks: approve-tool-call about {'path': '/tmp/report.txt'}",
+        "stop_reason=end_turn answer=The report is gone.",
+    ]
+
+
+def test_model_cache_short_circuits_the_second_call() -> None:
+    assert run_example("model_cache.py").splitlines() == [
+        "cache: miss",
+        "answer: Paris.",
+        "cache: hit",
+        "answer: Paris.",
+        "model calls: 1",
+    ]
+
+
+def test_flaky_tool_retry_succeeds_on_the_third_attempt() -> None:
+    assert run_example("flaky_tool_retry.py").splitlines() == [
+        "retry: attempt 1 failed (upstream busy), trying again",
+        "retry: attempt 2 failed (upstream busy), trying again",
+        "retry: attempt 3 -> success",
+        "answer: ACME: 101.5",
+    ]
+
+
+def test_model_switch_routes_one_call_without_changing_the_agent() -> None:
+    assert run_example("model_switch.py").splitlines() == [
+        "route: 2 words -> small model",
+        "Short answer from the small model.",
+        "route: 11 words -> large model",
+        "Long answer from the large model.",
+        "agent.model is still the small one: True",
+    ]

@@ -1,0 +1,477 @@
+"""`Agent`: a compact, complete agent loop built on the adapter layer.
+
+It exists so the whole middleware system can be used and tested with no other framework and no
+network: give it any model with the Strands model shape (``strands_middleware.testing.
+ScriptedModel`` plays back scripted turns) and tools with the Strands tool shape (or plain
+functions decorated with ``@tool``). Every stage point goes through `strands_middleware.host`,
+so the rules the stages promise hold here exactly as they do on other hosts.
+
+The loop, per invocation: ``BeforeInvocationEvent``; the input is appended to history; then one
+pass through AgentStreamStage whose terminal alternates model calls (InvokeModelStage) and tool
+rounds (one ExecuteToolStage call per tool use, run concurrently unless ``sequential_tools``)
+until the model stops asking for tools, a tool call pauses for a human, or the run is cancelled;
+``AfterInvocationEvent`` last, however the run ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any, cast
+
+from ..content import ContentBlock, Message, Messages, SystemPrompt, ToolChoice, ToolResult, ToolUse
+from ..events import (
+    EventLoopStopEvent,
+    ModelStopReason,
+    ToolInterruptEvent,
+    ToolResultEvent,
+    TypedEvent,
+)
+from ..host.agent_pass import run_agent_pass
+from ..host.mixin import MiddlewareHostMixin
+from ..host.model_call import model_call_context, run_model_call
+from ..host.tool_call import error_result, run_tool_call, tool_call_context
+from ..interrupts import Interrupt, InterruptState, PendingToolExecution
+from ..models import Model
+from ..registry import MiddlewareSource
+from ..stages.agent_stream import AgentStreamContext
+from ..tools import AgentTool
+from .hooks import (
+    AfterInvocationEvent,
+    AfterModelCallEvent,
+    AfterToolCallEvent,
+    BeforeInvocationEvent,
+    BeforeModelCallEvent,
+    BeforeToolCallEvent,
+    HookRegistry,
+    MessageAddedEvent,
+    TEvent,
+)
+from .result import AgentResult
+
+__all__ = ["Agent"]
+
+Prompt = str | Sequence[Mapping[str, Any]] | None
+"""A user prompt (text or content blocks), a list of interrupt responses, or None."""
+
+
+class _ToolOutcome:
+    """What one tool use of a round ended with: a result or an interrupt."""
+
+    __slots__ = ("interrupts", "result")
+
+    def __init__(self) -> None:
+        self.result: ToolResult | None = None
+        self.interrupts: list[Interrupt] = []
+
+
+class Agent(MiddlewareHostMixin):
+    """The reference agent loop.
+
+    Example:
+        ```python
+        agent = Agent(model=ScriptedModel([text_turn("hi")]), tools=[add], middleware=[timing])
+        result = agent("Say hi")
+        ```
+
+    Args:
+        model: Anything with the Strands model shape.
+        tools: Tools with the Strands tool shape (``@tool`` functions included).
+        system_prompt: A string or a list of system content blocks.
+        middleware: `Middleware` objects (or iterables of them) registered in order.
+        messages: Initial history (copied).
+        tool_choice: Passed to every model call.
+        sequential_tools: Run the tool uses of one turn one after another instead of together.
+        interrupt_state: State to start from, e.g. ``InterruptState.from_dict(saved)`` together
+            with the saved ``messages``, to resume a paused run in another process.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        tools: Iterable[AgentTool] = (),
+        system_prompt: SystemPrompt = None,
+        middleware: Iterable[MiddlewareSource] = (),
+        messages: Messages | None = None,
+        tool_choice: ToolChoice | None = None,
+        sequential_tools: bool = False,
+        interrupt_state: InterruptState | None = None,
+    ) -> None:
+        self.model = model
+        self.system_prompt = system_prompt
+        self.tool_choice = tool_choice
+        self.sequential_tools = sequential_tools
+        self.messages: Messages = list(messages or [])
+        self.tools: dict[str, AgentTool] = {}
+        for item in tools:
+            if item.tool_name in self.tools:
+                raise ValueError(
+                    f"two tools are named {item.tool_name!r}; tool names must be unique"
+                )
+            self.tools[item.tool_name] = item
+        self.hooks = HookRegistry()
+        self.interrupt_state = interrupt_state if interrupt_state is not None else InterruptState()
+        self._cancel_signal = threading.Event()
+        self.use(*middleware)
+
+    # ---- public API ----------------------------------------------------------------------------
+
+    def add_hook(self, event_type: type[TEvent], callback: Any) -> None:
+        """Call ``callback`` (sync or async) with every hook event of ``event_type``."""
+        self.hooks.add(event_type, callback)
+
+    def cancel(self) -> None:
+        """Stop the running invocation at its next step; it ends with ``"cancelled"``."""
+        self._cancel_signal.set()
+
+    def __call__(self, prompt: Prompt = None, **invocation_state: Any) -> AgentResult:
+        """Run an invocation to its end from synchronous code."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.invoke_async(prompt, **invocation_state))
+        raise RuntimeError(
+            "agent(...) runs its own event loop and cannot be called from async code; "
+            "use `await agent.invoke_async(...)` there"
+        )
+
+    async def invoke_async(self, prompt: Prompt = None, **invocation_state: Any) -> AgentResult:
+        """Run an invocation to its end and return its result."""
+        result: AgentResult | None = None
+        async for event in self.stream_async(prompt, **invocation_state):
+            if isinstance(event, EventLoopStopEvent):
+                result = _result_of(event)
+        assert result is not None  # run_agent_pass raises when there is no stop event
+        return result
+
+    async def stream_async(
+        self, prompt: Prompt = None, **invocation_state: Any
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """Run an invocation, yielding every event; the last `EventLoopStopEvent` is the result.
+
+        To resume a paused run, pass a list of ``{"interruptResponse": {"interruptId": ...,
+        "response": ...}}`` blocks, one for each interrupt the result listed. A malformed or
+        unknown response raises before anything runs and leaves the agent as it was.
+        """
+        new_messages: Messages = []
+        if self.interrupt_state.activated or _looks_like_resume(prompt):
+            # Validates every response before changing anything; refuses a fresh prompt while
+            # an interrupt is owed, and a resume when nothing is.
+            self.interrupt_state.resume(prompt)
+        else:
+            new_messages = _input_messages(prompt)
+        self._cancel_signal.clear()
+        state: dict[str, Any] = dict(invocation_state)
+        await self.hooks.fire(BeforeInvocationEvent(agent=self))
+        result: AgentResult | None = None
+        try:
+            async with _closing(
+                run_agent_pass(
+                    self.middleware_registry,
+                    agent=self,
+                    messages=new_messages,
+                    history=self.messages,
+                    invocation_state=state,
+                    interrupt_state=self.interrupt_state,
+                    terminal=self._run_loop,
+                    on_message_added=self._message_added,
+                )
+            ) as events:
+                async for event in events:
+                    if isinstance(event, EventLoopStopEvent):
+                        result = _result_of(event)
+                    yield event
+        finally:
+            await self.hooks.fire(AfterInvocationEvent(agent=self, result=result))
+
+    # ---- the loop ------------------------------------------------------------------------------
+
+    async def _message_added(self, message: Message) -> None:
+        await self.hooks.fire(MessageAddedEvent(agent=self, message=message))
+
+    async def _append(self, message: Message) -> None:
+        self.messages.append(message)
+        await self.hooks.fire(MessageAddedEvent(agent=self, message=message))
+
+    async def _run_loop(self, context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
+        usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+        latency = 0
+        state = context.invocation_state
+        while True:
+            pending = self.interrupt_state.pending_tool_execution
+            if pending is not None:
+                message = pending.assistant_message
+                completed = list(pending.completed_tool_results)
+            else:
+                if self._cancel_signal.is_set():
+                    yield _stop("cancelled", _empty_turn(), usage, latency)
+                    return
+                stop: ModelStopReason | None = None
+                await self.hooks.fire(BeforeModelCallEvent(agent=self))
+                model_context = model_call_context(
+                    self,
+                    messages=self.messages,
+                    system_prompt=self.system_prompt,
+                    tool_specs=[tool.tool_spec for tool in self.tools.values()],
+                    tool_choice=self.tool_choice,
+                    invocation_state=state,
+                    model=self.model,
+                )
+                try:
+                    async with _closing(
+                        run_model_call(self.middleware_registry, model_context)
+                    ) as stream:
+                        async for event in stream:
+                            if isinstance(event, ModelStopReason):
+                                stop = event
+                            else:
+                                yield event
+                except BaseException as exc:
+                    await self.hooks.fire(AfterModelCallEvent(agent=self, exception=exc))
+                    raise
+                assert stop is not None
+                await self.hooks.fire(AfterModelCallEvent(agent=self, stop_response=stop))
+                usage["inputTokens"] += stop.usage.get("inputTokens", 0)
+                usage["outputTokens"] += stop.usage.get("outputTokens", 0)
+                usage["totalTokens"] += stop.usage.get("totalTokens", 0)
+                latency += int(stop.metrics.get("latencyMs", 0))
+                message = stop.message
+                await self._append(message)
+                if stop.stop_reason != "tool_use":
+                    yield _stop(stop.stop_reason, message, usage, latency)
+                    return
+                completed = []
+            paused: list[bool] = []
+            async for event in self._tool_round(message, completed, state, paused):
+                yield event
+            if paused:
+                owed = list(self.interrupt_state.owed)
+                yield _stop("interrupt", message, usage, latency, owed)
+                return
+            if self._cancel_signal.is_set():
+                yield _stop("cancelled", message, usage, latency)
+                return
+
+    async def _tool_round(
+        self,
+        message: Message,
+        completed: list[ToolResult],
+        state: dict[str, Any],
+        paused: list[bool],
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """Run the tool uses of ``message``; append their results, or pause the round.
+
+        ``paused`` gets an entry when a tool call interrupted and the round is held for a resume.
+        """
+        uses = [block["toolUse"] for block in message["content"] if "toolUse" in block]
+        done = {result["toolUseId"]: result for result in completed}
+        todo = [use for use in uses if use["toolUseId"] not in done]
+        outcomes = {use["toolUseId"]: _ToolOutcome() for use in todo}
+        if self._cancel_signal.is_set():
+            for use in todo:
+                outcomes[use["toolUseId"]].result = error_result(
+                    use["toolUseId"], "Tool call cancelled: the agent was cancelled."
+                )
+        else:
+            streams = [self._one_tool(use, state, outcomes[use["toolUseId"]]) for use in todo]
+            async for event in _merge(streams, sequential=self.sequential_tools):
+                yield event
+        results = dict(done)
+        for tool_use_id, outcome in outcomes.items():
+            if outcome.result is not None:
+                results[tool_use_id] = outcome.result
+        interrupted = any(outcome.interrupts for outcome in outcomes.values())
+        ordered = [results[use["toolUseId"]] for use in uses if use["toolUseId"] in results]
+        if interrupted:
+            self.interrupt_state.pending_tool_execution = PendingToolExecution(
+                assistant_message=message, completed_tool_results=ordered
+            )
+            self.interrupt_state.activate()
+            paused.append(True)
+            return
+        if self._cancel_signal.is_set() and len(ordered) < len(uses):
+            # Tools of a resumed round that never ran keep the pause for a later resume.
+            self.interrupt_state.set_pending_tool_results(ordered)
+            return
+        self.interrupt_state.end_tool_cycle()
+        await self._append(
+            Message(role="user", content=[ContentBlock(toolResult=result) for result in ordered])
+        )
+
+    async def _one_tool(
+        self, tool_use: ToolUse, state: dict[str, Any], outcome: _ToolOutcome
+    ) -> AsyncGenerator[TypedEvent, None]:
+        tool = self.tools.get(tool_use["name"])
+        before = await self.hooks.fire(
+            BeforeToolCallEvent(agent=self, tool_use=tool_use, tool=tool, invocation_state=state)
+        )
+        if before.cancel_tool:
+            text = (
+                before.cancel_tool
+                if isinstance(before.cancel_tool, str)
+                else "Tool call cancelled."
+            )
+            outcome.result = error_result(tool_use["toolUseId"], text)
+            return
+        while True:
+            result_event: ToolResultEvent | None = None
+            context = tool_call_context(
+                self,
+                tool=before.tool,
+                tool_use=tool_use,
+                invocation_state=state,
+                cancel_signal=self._cancel_signal,
+                interrupts=self.interrupt_state.interrupts,
+            )
+            try:
+                async with _closing(
+                    run_tool_call(
+                        self.middleware_registry, context, self.interrupt_state, self._cancel_signal
+                    )
+                ) as stream:
+                    async for event in stream:
+                        if isinstance(event, ToolInterruptEvent):
+                            outcome.interrupts = list(event.interrupts)
+                        elif isinstance(event, ToolResultEvent):
+                            result_event = event
+                        yield event
+            except Exception as exc:
+                # A failure in tool middleware becomes an error result, like a failing tool.
+                result_event = ToolResultEvent(
+                    error_result(tool_use["toolUseId"], f"Error: {exc}"), exception=exc
+                )
+            if outcome.interrupts:
+                return
+            assert result_event is not None
+            after = await self.hooks.fire(
+                AfterToolCallEvent(
+                    agent=self,
+                    tool_use=tool_use,
+                    tool=before.tool,
+                    invocation_state=state,
+                    result=result_event.tool_result,
+                    exception=result_event.exception,
+                )
+            )
+            if after.retry:
+                continue
+            outcome.result = after.result if after.result is not None else result_event.tool_result
+            return
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+
+
+class _closing:
+    """``contextlib.aclosing`` for Python 3.10, typed for async generators."""
+
+    def __init__(self, stream: AsyncGenerator[TypedEvent, None]) -> None:
+        self._stream = stream
+
+    async def __aenter__(self) -> AsyncGenerator[TypedEvent, None]:
+        return self._stream
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stream.aclose()
+
+
+async def _merge(
+    streams: list[AsyncGenerator[TypedEvent, None]], *, sequential: bool
+) -> AsyncIterator[TypedEvent]:
+    """Yield the events of several streams, running them one by one or concurrently."""
+    if sequential or len(streams) <= 1:
+        for stream in streams:
+            async with _closing(stream) as events:
+                async for event in events:
+                    yield event
+        return
+    queue: asyncio.Queue[tuple[int, TypedEvent | BaseException | None]] = asyncio.Queue()
+
+    async def pump(index: int, stream: AsyncGenerator[TypedEvent, None]) -> None:
+        try:
+            async with _closing(stream) as events:
+                async for event in events:
+                    await queue.put((index, event))
+        except BaseException as exc:
+            await queue.put((index, exc))
+            return
+        await queue.put((index, None))
+
+    tasks = [asyncio.create_task(pump(i, s)) for i, s in enumerate(streams)]
+    try:
+        remaining = len(tasks)
+        while remaining:
+            _index, item = await queue.get()
+            if item is None:
+                remaining -= 1
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                yield item
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _looks_like_resume(prompt: object) -> bool:
+    return isinstance(prompt, list) and any(
+        isinstance(block, dict) and "interruptResponse" in block
+        for block in cast("list[object]", prompt)
+    )
+
+
+def _input_messages(prompt: object) -> Messages:
+    """The user message a prompt makes: a str, a list of content blocks, or None for none."""
+    if prompt is None:
+        return []
+    if isinstance(prompt, str):
+        return [Message(role="user", content=[ContentBlock(text=prompt)])]
+    if not isinstance(prompt, (list, tuple)):
+        raise TypeError(
+            f"a prompt is a str, a list of content blocks, or None; got {type(prompt).__name__}"
+        )
+    blocks: list[ContentBlock] = []
+    for block in cast("list[object]", prompt):
+        if not isinstance(block, dict):
+            raise TypeError(
+                f"a prompt's content blocks are dicts such as {{'text': ...}}; got {block!r}"
+            )
+        blocks.append(cast(ContentBlock, dict(cast("dict[str, Any]", block))))
+    return [Message(role="user", content=blocks)]
+
+
+def _empty_turn() -> Message:
+    return Message(role="assistant", content=[])
+
+
+def _stop(
+    reason: str,
+    message: Message,
+    usage: dict[str, int],
+    latency: int,
+    interrupts: list[Interrupt] | None = None,
+) -> EventLoopStopEvent:
+    return EventLoopStopEvent(
+        reason,
+        message,
+        {
+            "inputTokens": usage["inputTokens"],
+            "outputTokens": usage["outputTokens"],
+            "totalTokens": usage["totalTokens"],
+        },
+        {"latencyMs": latency},
+        interrupts=interrupts,
+    )
+
+
+def _result_of(event: EventLoopStopEvent) -> AgentResult:
+    return AgentResult(
+        stop_reason=event.stop_reason,
+        message=event.message,
+        interrupts=list(event.interrupts or []),
+        usage=event.usage,
+        metrics=event.metrics,
+    )

@@ -1,0 +1,125 @@
+"""Running ExecuteToolStage at a host's tool-call point.
+
+The executor side of the spec lives here, so that every host gets it right the same way: tool
+exceptions become error results inside the terminal, unknown tools still run the chain, the tool
+gets the executor's cancel signal, and interrupts (from middleware or from the tool) are
+registered here and nowhere else, then surfaced as one `ToolInterruptEvent`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncGenerator, Callable, Mapping
+from typing import Any
+
+from ..content import ToolResult, ToolUse
+from ..events import ToolInterruptEvent, ToolResultEvent, TypedEvent
+from ..interrupts import Interrupt, InterruptException, InterruptState
+from ..registry import MiddlewareRegistry, missing_result
+from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
+from ..tools import AgentTool
+
+__all__ = ["error_result", "make_tool_terminal", "run_tool_call", "tool_call_context"]
+
+
+def error_result(tool_use_id: str, text: str) -> ToolResult:
+    """An error `ToolResult` the model will read as the tool's answer."""
+    return {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
+
+
+def tool_call_context(
+    agent: Any,
+    *,
+    tool: AgentTool | None,
+    tool_use: ToolUse,
+    invocation_state: dict[str, Any],
+    cancel_signal: threading.Event,
+    interrupts: Mapping[str, Interrupt],
+) -> ExecuteToolContext:
+    """Build the context of one tool call; ``tool_use`` is shallow-copied (see the context)."""
+    return ExecuteToolContext(
+        agent=agent,
+        tool=tool,
+        tool_use=ToolUse(**tool_use),
+        invocation_state=invocation_state,
+        cancel_signal=cancel_signal,
+        _interrupts=interrupts,
+    )
+
+
+def make_tool_terminal(
+    cancel_signal: threading.Event,
+) -> Callable[[ExecuteToolContext], AsyncGenerator[TypedEvent, None]]:
+    """The tool call itself, bound to the executor's own cancel signal.
+
+    The signal is captured here rather than read from the context, so a handler that replaces
+    ``context.cancel_signal`` cannot cut the tool off from the agent's cancellation.
+    """
+
+    async def terminal(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+        tool_use = context.tool_use
+        tool = context.tool
+        if tool is None:
+            yield ToolResultEvent(
+                error_result(tool_use["toolUseId"], f"Unknown tool: {tool_use['name']}")
+            )
+            return
+        produced = False
+        try:
+            async for event in tool.stream(
+                tool_use, context.invocation_state, cancel_signal=cancel_signal
+            ):
+                if isinstance(event, ToolResultEvent):
+                    produced = True
+                yield event
+        except InterruptException:
+            raise
+        except Exception as exc:  # the model should read a failure, not crash the loop
+            yield ToolResultEvent(
+                error_result(tool_use["toolUseId"], f"Error: {exc}"), exception=exc
+            )
+            return
+        if not produced:
+            problem = RuntimeError(
+                f"tool {tool_use['name']!r} ended without yielding a ToolResultEvent: a tool's "
+                "stream must end with the ToolResultEvent that answers the call"
+            )
+            yield ToolResultEvent(
+                error_result(tool_use["toolUseId"], f"Error: {problem}"), exception=problem
+            )
+
+    return terminal
+
+
+async def run_tool_call(
+    registry: MiddlewareRegistry,
+    context: ExecuteToolContext,
+    interrupt_state: InterruptState,
+    cancel_signal: threading.Event,
+) -> AsyncGenerator[TypedEvent, None]:
+    """Run the stage and yield its events, registering any interrupt it raises.
+
+    Ends with either the result (the last `ToolResultEvent` yielded) or exactly one
+    `ToolInterruptEvent` carrying the registered interrupts; nothing follows an interrupt.
+
+    Raises:
+        RuntimeError: the chain produced neither a result nor an interrupt.
+    """
+    stream = registry.invoke(ExecuteToolStage, context, make_tool_terminal(cancel_signal))
+    found = False
+    try:
+        async for event in stream:
+            if isinstance(event, ToolInterruptEvent):
+                registered = [interrupt_state.register(i) for i in event.interrupts]
+                yield ToolInterruptEvent(event.tool_use, registered)
+                return
+            if isinstance(event, ToolResultEvent):
+                found = True
+            yield event
+    except InterruptException as exc:
+        yield ToolInterruptEvent(context.tool_use, [interrupt_state.register(exc.interrupt)])
+        return
+    finally:
+        await stream.aclose()
+    if not found:
+        raise missing_result(ExecuteToolStage)

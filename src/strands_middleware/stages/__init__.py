@@ -1,0 +1,12 @@
+"""The built-in stages: a model call, a tool call, and (provisionally) a whole agent pass."""
+
+from .execute_tool import ExecuteToolContext, ExecuteToolStage
+from .invoke_model import InvokeModelContext, InvokeModelStage, split_system_prompt
+
+__all__ = [
+    "ExecuteToolContext",
+    "ExecuteToolStage",
+    "InvokeModelContext",
+    "InvokeModelStage",
+    "split_system_prompt",
+]

@@ -1,0 +1,224 @@
+"""The AgentStreamStage runner: history before the chain, stop-event selection, interrupts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+
+from strands_middleware import (
+    EventLoopStopEvent,
+    InterruptState,
+    Message,
+    MiddlewareNext,
+    MiddlewareRegistry,
+    TypedEvent,
+)
+from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
+from strands_middleware.host import ReplacedMessagesError, run_agent_pass
+
+USER: Message = {"role": "user", "content": [{"text": "hi"}]}
+ANSWER: Message = {"role": "assistant", "content": [{"text": "hello"}]}
+USAGE: Any = {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}
+
+
+def stop(reason: str = "end_turn") -> EventLoopStopEvent:
+    return EventLoopStopEvent(reason, ANSWER, USAGE, {"latencyMs": 1})
+
+
+class Host:
+    def __init__(self) -> None:
+        self.history: list[Message] = []
+        self.announced: list[tuple[str, int]] = []
+        self.state = InterruptState()
+        self.registry = MiddlewareRegistry()
+        self.terminal_ran = 0
+
+    async def terminal(self, context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
+        self.terminal_ran += 1
+        yield TypedEvent({"data": "working"})
+        yield stop()
+
+    def added(self, message: Message) -> None:
+        self.announced.append((message["role"], len(self.history)))
+
+    async def run(self, messages: list[Message] | None = None) -> list[TypedEvent]:
+        stream = run_agent_pass(
+            self.registry,
+            agent="agent",
+            messages=[USER] if messages is None else messages,
+            history=self.history,
+            invocation_state={},
+            interrupt_state=self.state,
+            terminal=self.terminal,
+            on_message_added=self.added,
+        )
+        return [event async for event in stream]
+
+
+async def test_input_lands_in_history_and_is_announced_before_the_chain() -> None:
+    host = Host()
+    seen: list[int] = []
+
+    async def look(
+        context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        seen.append(len(host.history))
+        assert context.messages[0] is host.history[-1]
+        async for event in next_fn(context):
+            yield event
+
+    host.registry.add_middleware(AgentStreamStage, look)
+    await host.run()
+    assert seen == [1]
+    assert host.announced == [("user", 1)]
+
+
+async def test_a_short_circuit_still_appends_and_announces_the_input() -> None:
+    host = Host()
+
+    async def canned(
+        context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        yield stop("end_turn")
+
+    host.registry.add_middleware(AgentStreamStage, canned)
+    events = await host.run()
+    assert host.terminal_ran == 0
+    assert host.history == [USER]
+    assert host.announced == [("user", 1)]
+    assert isinstance(events[-1], EventLoopStopEvent)
+
+
+async def test_in_place_edits_reach_history() -> None:
+    host = Host()
+
+    def shout(context: AgentStreamContext) -> AgentStreamContext:
+        context.messages[0]["content"] = [{"text": "HI"}]
+        return context
+
+    host.registry.add_middleware(AgentStreamStage.Input, shout)
+    await host.run([{"role": "user", "content": [{"text": "hi"}]}])
+    assert host.history[0]["content"] == [{"text": "HI"}]
+
+
+async def test_replacing_the_messages_list_is_refused_not_dropped() -> None:
+    host = Host()
+    host.registry.add_middleware(
+        AgentStreamStage.Input, lambda context: context.replace(messages=[])
+    )
+    with pytest.raises(ReplacedMessagesError, match=r"replaced context\.messages"):
+        await host.run()
+    assert host.terminal_ran == 0
+
+
+async def test_invocation_state_replacement_reaches_the_terminal() -> None:
+    host = Host()
+    received: list[dict[str, Any]] = []
+
+    async def terminal(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
+        received.append(context.invocation_state)
+        yield stop()
+
+    host.terminal = terminal  # type: ignore[method-assign]
+    host.registry.add_middleware(
+        AgentStreamStage.Input, lambda context: context.replace(invocation_state={"new": True})
+    )
+    await host.run()
+    assert received == [{"new": True}]
+
+
+async def test_the_last_stop_event_is_the_result_even_with_trailing_events() -> None:
+    host = Host()
+
+    async def trailing(
+        context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            yield event
+        yield TypedEvent({"after": True})
+
+    host.registry.add_middleware(AgentStreamStage, trailing)
+    events = await host.run()
+    assert events[-1] == TypedEvent({"after": True})
+    assert [e for e in events if isinstance(e, EventLoopStopEvent)] == [stop()]
+
+
+async def test_a_dropped_stop_event_is_a_runtime_error() -> None:
+    host = Host()
+
+    async def drop(
+        context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            if not isinstance(event, EventLoopStopEvent):
+                yield event
+
+    host.registry.add_middleware(AgentStreamStage, drop)
+    with pytest.raises(
+        RuntimeError, match="stage 'agentStream' ended without a EventLoopStopEvent"
+    ):
+        await host.run()
+
+
+async def test_an_interrupt_becomes_an_interrupt_stop_and_activates_the_state() -> None:
+    host = Host()
+
+    async def gate(
+        context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        context.interrupt("approve-run", reason="costly")
+        async for event in next_fn(context):
+            yield event
+
+    host.registry.add_middleware(AgentStreamStage, gate)
+    events = await host.run()
+    last = events[-1]
+    assert isinstance(last, EventLoopStopEvent)
+    assert last.stop_reason == "interrupt"
+    assert [i.name for i in last.interrupts or []] == ["approve-run"]
+    assert host.state.activated
+    assert host.state.pending_tool_execution is None
+    assert host.terminal_ran == 0
+
+
+async def test_an_interrupt_after_the_stop_event_is_refused_and_clears_the_state() -> None:
+    host = Host()
+
+    async def late_gate(
+        context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            yield event
+        context.interrupt("too-late")
+
+    host.registry.add_middleware(AgentStreamStage, late_gate)
+    with pytest.raises(RuntimeError, match="raised interrupt 'too-late' after the pass produced"):
+        await host.run()
+    assert not host.state.activated
+    assert dict(host.state.interrupts) == {}
+
+
+async def test_a_resumed_pass_that_completes_deactivates_the_state() -> None:
+    host = Host()
+    answers: list[object] = []
+
+    async def gate(
+        context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        answers.append(context.interrupt("approve-run").response)
+        async for event in next_fn(context):
+            yield event
+
+    host.registry.add_middleware(AgentStreamStage, gate)
+    first = await host.run()
+    interrupt = first[-1].interrupts[0]  # type: ignore[attr-defined]
+    host.state.resume([{"interruptResponse": {"interruptId": interrupt.id, "response": "yes"}}])
+    second = await host.run([])
+    assert answers == ["yes"]
+    assert isinstance(second[-1], EventLoopStopEvent) and second[-1].stop_reason == "end_turn"
+    assert not host.state.activated
+    # The next cycle asks again: no standing approval.
+    third = await host.run()
+    assert third[-1].stop_reason == "interrupt"  # type: ignore[attr-defined]

@@ -1,0 +1,161 @@
+"""The built-in stages and their contexts."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import uuid
+
+import pytest
+
+import strands_middleware
+from strands_middleware import (
+    ExecuteToolContext,
+    ExecuteToolStage,
+    Interrupt,
+    InterruptException,
+    InvokeModelContext,
+    InvokeModelStage,
+    ModelStopReason,
+    ToolResultEvent,
+    split_system_prompt,
+)
+from strands_middleware.events import EventLoopStopEvent
+from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
+from strands_middleware.testing import ScriptedModel
+
+
+def model_context() -> InvokeModelContext:
+    return InvokeModelContext(
+        agent=None,
+        messages=[{"role": "user", "content": [{"text": "hi"}]}],
+        system_prompt="be brief",
+        tool_specs=[],
+        tool_choice=None,
+        invocation_state={"k": 1},
+        model=ScriptedModel([]),
+    )
+
+
+def tool_context(interrupts: dict[str, Interrupt] | None = None) -> ExecuteToolContext:
+    return ExecuteToolContext(
+        agent=None,
+        tool=None,
+        tool_use={"toolUseId": "t-1", "name": "delete", "input": {"path": "/tmp"}},
+        invocation_state={},
+        _interrupts=interrupts or {},
+    )
+
+
+def test_stages_name_their_result_events() -> None:
+    assert InvokeModelStage.result_type is ModelStopReason
+    assert ExecuteToolStage.result_type is ToolResultEvent
+    assert AgentStreamStage.result_type is EventLoopStopEvent
+    assert (InvokeModelStage.name, ExecuteToolStage.name, AgentStreamStage.name) == (
+        "invokeModel",
+        "executeTool",
+        "agentStream",
+    )
+
+
+def test_agent_stream_stage_is_provisional_and_not_exported_from_the_root() -> None:
+    assert not hasattr(strands_middleware, "AgentStreamStage")
+    assert "AgentStreamStage" not in strands_middleware.__all__
+
+
+def test_replace_changes_only_the_fields_passed() -> None:
+    context = model_context()
+    replaced = context.replace(system_prompt="other")
+    assert replaced is not context
+    assert replaced.system_prompt == "other"
+    assert context.system_prompt == "be brief"
+    assert replaced.messages is context.messages
+    assert replaced.invocation_state is context.invocation_state
+
+
+def test_replace_takes_an_explicit_none() -> None:
+    assert model_context().replace(system_prompt=None).system_prompt is None
+
+
+def test_replace_is_keyword_only_and_refuses_unknown_fields() -> None:
+    context = model_context()
+    with pytest.raises(TypeError):
+        context.replace("other")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        context.replace(no_such_field=1)  # type: ignore[call-arg]
+
+
+def test_dataclasses_replace_still_works() -> None:
+    assert dataclasses.replace(model_context(), tool_choice={"auto": {}}).tool_choice == {
+        "auto": {}
+    }
+    assert dataclasses.replace(tool_context(), tool=None).tool_use["toolUseId"] == "t-1"
+
+
+def test_tool_context_replace_keeps_its_interrupt_lookup() -> None:
+    answered = Interrupt(id="x", name="n", response="yes")
+    context = tool_context({"x": answered})
+    assert context.replace(invocation_state={"a": 1})._interrupts == {"x": answered}
+
+
+class TestSplitSystemPrompt:
+    def test_none(self) -> None:
+        assert split_system_prompt(None) == (None, None)
+
+    def test_a_string_is_itself_and_one_block(self) -> None:
+        assert split_system_prompt("be brief") == ("be brief", [{"text": "be brief"}])
+
+    def test_blocks_join_their_text_and_keep_the_list(self) -> None:
+        blocks = [{"text": "one"}, {"cachePoint": {"type": "default"}}, {"text": "two"}]
+        text, content = split_system_prompt(blocks)  # type: ignore[arg-type]
+        assert text == "one\n\ntwo"
+        assert content == blocks
+        assert content is not blocks
+
+    def test_blocks_without_text(self) -> None:
+        assert split_system_prompt([{"cachePoint": {"type": "default"}}]) == (
+            None,
+            [{"cachePoint": {"type": "default"}}],
+        )
+
+
+class TestToolInterrupt:
+    def test_first_call_raises_with_the_deterministic_id(self) -> None:
+        with pytest.raises(InterruptException) as caught:
+            tool_context().interrupt("approve", reason={"path": "/tmp"})
+        interrupt = caught.value.interrupt
+        expected_hash = uuid.uuid5(uuid.NAMESPACE_OID, "approve")
+        assert interrupt.id == f"v1:middleware_execute_tool:t-1:{expected_hash}"
+        assert interrupt.name == "approve"
+        assert interrupt.reason == {"path": "/tmp"}
+
+    def test_a_human_answer_is_returned_wrapped(self) -> None:
+        with pytest.raises(InterruptException) as caught:
+            tool_context().interrupt("approve")
+        interrupt_id = caught.value.interrupt.id
+        answered = tool_context({interrupt_id: Interrupt(interrupt_id, "approve", response="y")})
+        assert answered.interrupt("approve").response == "y"
+
+    def test_a_preemptive_response_is_used_when_no_answer_exists(self) -> None:
+        assert tool_context().interrupt("approve", response="auto").response == "auto"
+
+    def test_interrupt_never_writes_the_lookup(self) -> None:
+        lookup: dict[str, Interrupt] = {}
+        with pytest.raises(InterruptException):
+            tool_context(lookup).interrupt("approve")
+        assert lookup == {}
+
+
+def test_agent_stream_interrupt_id_has_no_scope() -> None:
+    context = AgentStreamContext(agent=None, messages=[], invocation_state={})
+    with pytest.raises(InterruptException) as caught:
+        context.interrupt("gate")
+    assert caught.value.interrupt.id == (
+        f"v1:middleware_agent_stream:{uuid.uuid5(uuid.NAMESPACE_OID, 'gate')}"
+    )
+
+
+def test_cancel_signal_is_not_shown_in_repr() -> None:
+    context = tool_context()
+    assert isinstance(context.cancel_signal, threading.Event)
+    assert "cancel_signal" not in repr(context)
