@@ -17,15 +17,13 @@ from typing import Any, cast
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+# hypothesis leaves run_state_machine_as_test's factory parameter unannotated.
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     invariant,
     precondition,
     rule,
-)
-
-# hypothesis leaves the factory parameter unannotated; the call below passes the class itself.
-from hypothesis.stateful import (
     run_state_machine_as_test,  # pyright: ignore[reportUnknownVariableType]
 )
 
