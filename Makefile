@@ -10,7 +10,7 @@ endif
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test demo lint typecheck pytest bench install clean
+.PHONY: test demo lint typecheck pytest bench install clean test-strands-floor
 
 install: $(STAMP)
 
@@ -28,7 +28,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy src examples typings
-	$(BIN)/pyright
+	$(BIN)/pyright --pythonpath $(BIN)/python
 
 pytest: $(STAMP)
 	$(BIN)/pytest
@@ -38,8 +38,18 @@ test: lint pytest typecheck
 demo: $(STAMP)
 	$(BIN)/python examples/quickstart.py
 
+# The strands bridge against the oldest strands-agents it supports, in a venv of its own.
+STRANDS_FLOOR := 1.62.0
+FLOOR_VENV := .venv-strands-floor
+
+test-strands-floor:
+	$(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(FLOOR_VENV)/bin/python -m pip install --quiet -e ".[dev]" "strands-agents==$(STRANDS_FLOOR)"
+	$(FLOOR_VENV)/bin/pytest tests/adapters
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_chain.py
 
 clean:
-	rm -rf .venv .mypy_cache .pytest_cache .ruff_cache
+	rm -rf .venv $(FLOOR_VENV) .mypy_cache .pytest_cache .ruff_cache

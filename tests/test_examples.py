@@ -75,3 +75,12 @@ def test_model_switch_routes_one_call_without_changing_the_agent() -> None:
         "Long answer from the large model.",
         "agent.model is still the small one: True",
     ]
+
+
+def test_strands_quickstart_runs_the_same_middleware_on_a_strands_agent() -> None:
+    lines = run_example("strands_quickstart.py").splitlines()
+    assert lines[0] == "[input]  model call with 1 message(s); asking for brevity"
+    assert lines[1].startswith("[wrap]   model call streamed ")
+    assert lines[2] == "[output] tool t1 returned success: 42"
+    assert lines[-2] == "[agent]  stop_reason=end_turn answer=2 + 40 is 42."
+    assert lines[-1] == "[model]  system prompt it received: 'Answer in one short sentence.'"

@@ -43,6 +43,7 @@ class MiddlewareHostMixin:
     def use(self, *middleware: MiddlewareSource) -> Self:
         """Register `Middleware` objects (or iterables of them); returns the agent for chaining."""
         self.middleware_registry.use(*middleware)
+        self._middleware_registered()
         return self
 
     @overload
@@ -72,3 +73,7 @@ class MiddlewareHostMixin:
     def add_middleware(self, stage_or_phase: Any, handler: Any) -> None:
         """Register ``handler`` on a stage (its Wrap phase) or one of its phase sub-tokens."""
         self.middleware_registry.add_middleware(stage_or_phase, handler)
+        self._middleware_registered()
+
+    def _middleware_registered(self) -> None:
+        """Called after every successful registration; a host may hook its stage points here."""

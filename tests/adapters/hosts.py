@@ -1,0 +1,122 @@
+"""The two hosts the parity tests run on, behind one small interface.
+
+Each builds an agent from the same script, plain-function tools and middleware; the reference
+agent uses this library's ``@tool`` and `ScriptedModel`, the strands host wraps the same script
+in a ``strands.models.Model`` and the same functions in ``strands.tool``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import strands
+from strands.models import Model as StrandsModel
+
+from strands_middleware.adapters.strands import StrandsBridge
+from strands_middleware.agent import Agent
+from strands_middleware.registry import MiddlewareSource
+from strands_middleware.testing import ScriptedModel, ScriptedTurn
+from strands_middleware.tools import tool
+
+
+class ScriptedStrandsModel(StrandsModel):
+    """A strands model that plays a `ScriptedModel` script (no network)."""
+
+    def __init__(self, script: ScriptedModel) -> None:
+        self.script = script
+
+    def update_config(self, **model_config: Any) -> None:
+        return None
+
+    def get_config(self) -> Any:
+        return {"model_id": "scripted"}
+
+    async def structured_output(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
+        raise AssertionError("structured output is not scripted")
+        yield
+
+    async def stream(  # type: ignore[override]
+        self,
+        messages: Any,
+        tool_specs: Any = None,
+        system_prompt: str | None = None,
+        *,
+        tool_choice: Any = None,
+        system_prompt_content: Any = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        async for chunk in self.script.stream(
+            messages,
+            tool_specs,
+            system_prompt,
+            tool_choice=tool_choice,
+            system_prompt_content=system_prompt_content,
+        ):
+            yield chunk
+
+
+@dataclass
+class Outcome:
+    stop_reason: str
+    text: str
+    interrupts: list[Any]
+
+
+class Run:
+    """One agent on one host."""
+
+    def __init__(self, agent: Any, script: ScriptedModel) -> None:
+        self.agent = agent
+        self.script = script
+
+    def __call__(self, prompt: Any) -> Outcome:
+        result = self.agent(prompt)
+        text = "".join(block.get("text", "") for block in result.message["content"])
+        return Outcome(str(result.stop_reason), text, list(result.interrupts or []))
+
+    @property
+    def messages(self) -> list[Any]:
+        return list(self.agent.messages)
+
+    def answer(self, outcome: Outcome, response: Any) -> Outcome:
+        return self(
+            [
+                {"interruptResponse": {"interruptId": i.id, "response": response}}
+                for i in outcome.interrupts
+            ]
+        )
+
+
+Builder = Callable[
+    [Sequence[ScriptedTurn], Sequence[Callable[..., Any]], Sequence[MiddlewareSource]], Run
+]
+
+
+def reference(
+    turns: Sequence[ScriptedTurn],
+    functions: Sequence[Callable[..., Any]],
+    middleware: Sequence[MiddlewareSource],
+) -> Run:
+    script = ScriptedModel(turns)
+    agent = Agent(model=script, tools=[tool(f) for f in functions], middleware=middleware)
+    return Run(agent, script)
+
+
+def strands_agent(
+    turns: Sequence[ScriptedTurn],
+    functions: Sequence[Callable[..., Any]],
+    middleware: Sequence[MiddlewareSource],
+) -> Run:
+    script = ScriptedModel(turns)
+    agent = strands.Agent(
+        model=ScriptedStrandsModel(script),
+        tools=[strands.tool(f) for f in functions],
+        callback_handler=None,
+    )
+    StrandsBridge.of(agent).use(*middleware)
+    return Run(agent, script)
+
+
+HOSTS: dict[str, Builder] = {"reference": reference, "strands": strands_agent}
