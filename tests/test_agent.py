@@ -402,3 +402,54 @@ def test_tool_result_event_output_handler_sees_each_call() -> None:
     model = ScriptedModel([tool_turn("add", {"a": 1, "b": 1}, tool_use_id="t9"), text_turn("ok")])
     Agent(model=model, tools=[add], middleware=[ExecuteToolStage.output(audit)])("go")
     assert seen == ["t9"]
+
+
+def roles(agent: Agent) -> list[str]:
+    return [message["role"] for message in agent.messages]
+
+
+def test_after_a_failed_model_call_the_next_prompt_joins_the_unanswered_turn() -> None:
+    model = ScriptedModel([ConnectionError("down"), text_turn("back")])
+    agent = Agent(model=model)
+    with pytest.raises(ConnectionError):
+        agent("first")
+    assert roles(agent) == ["user"]
+    assert str(agent("second")) == "back"
+    assert roles(agent) == ["user", "assistant"]
+    assert agent.messages[0]["content"] == [{"text": "first"}, {"text": "second"}]
+
+
+def test_after_a_run_died_mid_tool_round_the_tool_uses_get_error_results() -> None:
+    model = ScriptedModel([tool_turn("add", {"a": 1, "b": 1}, tool_use_id="t1"), text_turn("ok")])
+    agent = Agent(model=model, tools=[add])
+
+    def explode_hook(event: BeforeToolCallEvent) -> None:
+        raise RuntimeError("hook failed")
+
+    agent.add_hook(BeforeToolCallEvent, explode_hook)
+    with pytest.raises(RuntimeError, match="hook failed"):
+        agent("go")
+    assert roles(agent) == ["user", "assistant"]
+    agent.hooks = type(agent.hooks)()  # the faulty hook is gone
+    assert str(agent("again")) == "ok"
+    assert roles(agent) == ["user", "assistant", "user", "assistant"]
+    repaired = agent.messages[2]["content"]
+    assert repaired[0]["toolResult"]["toolUseId"] == "t1"  # type: ignore[typeddict-item]
+    assert repaired[0]["toolResult"]["status"] == "error"  # type: ignore[typeddict-item]
+    assert repaired[1] == {"text": "again"}
+
+
+def test_after_a_cancelled_tool_round_the_next_prompt_keeps_roles_alternating() -> None:
+    model = ScriptedModel([tool_turn("add", {"a": 1, "b": 1}, tool_use_id="t1"), text_turn("ok")])
+    agent = Agent(model=model, tools=[add])
+    cancel_once = [True]
+
+    def cancel(event: AfterModelCallEvent) -> None:
+        if cancel_once:
+            cancel_once.clear()
+            agent.cancel()
+
+    agent.add_hook(AfterModelCallEvent, cancel)
+    assert agent("go").stop_reason == "cancelled"
+    assert str(agent("continue")) == "ok"
+    assert roles(agent) == ["user", "assistant", "user", "assistant"]

@@ -161,7 +161,7 @@ class Agent(MiddlewareHostMixin):
             # an interrupt is owed, and a resume when nothing is.
             self.interrupt_state.resume(prompt)
         else:
-            new_messages = _input_messages(prompt)
+            new_messages = self._continue_history(_input_messages(prompt))
         self._cancel_signal.clear()
         state: dict[str, Any] = dict(invocation_state)
         await self.hooks.fire(BeforeInvocationEvent(agent=self))
@@ -185,6 +185,45 @@ class Agent(MiddlewareHostMixin):
                     yield event
         finally:
             await self.hooks.fire(AfterInvocationEvent(agent=self, result=result))
+
+    def _continue_history(self, new_messages: Messages) -> Messages:
+        """Keep the history a valid conversation after a run that did not finish.
+
+        A run that raised, was cancelled or was abandoned can leave the history ending in an
+        assistant turn whose tool uses never got results, or in a user turn the model never
+        answered. Sending either as it is would break the conversation (every ``toolUse`` needs
+        its ``toolResult``; roles must alternate), and dropping the leftover would lose a message.
+        So the missing results are supplied as errors the model can read, and a trailing user
+        turn is taken out of the history and merged with this invocation's input into one user
+        message, which the pass then appends (and announces) as usual.
+        """
+        if not self.messages or self.interrupt_state.pending_tool_execution is not None:
+            return new_messages
+        last = self.messages[-1]
+        blocks: list[ContentBlock] = []
+        if last["role"] == "assistant":
+            answered: set[str] = set()
+            for use in (b["toolUse"] for b in last["content"] if "toolUse" in b):
+                if use["toolUseId"] not in answered:
+                    answered.add(use["toolUseId"])
+                    blocks.append(
+                        ContentBlock(
+                            toolResult=error_result(
+                                use["toolUseId"],
+                                "Tool call did not complete: the invocation that made it ended "
+                                "before the tool ran.",
+                            )
+                        )
+                    )
+            if not blocks:
+                return new_messages
+        else:
+            if not new_messages:
+                return new_messages  # nothing to add: the model answers the user turn as it is
+            blocks.extend(self.messages.pop()["content"])
+        for message in new_messages:
+            blocks.extend(message["content"])
+        return [Message(role="user", content=blocks)]
 
     # ---- the loop ------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from ..content import Messages, SystemPrompt, ToolChoice, ToolSpec
@@ -56,8 +57,11 @@ async def invoke_model_terminal(context: InvokeModelContext) -> AsyncGenerator[T
         tool_choice=context.tool_choice,
         system_prompt_content=system_prompt_content,
     )
-    async for event in process_model_stream(chunks):
-        yield event
+    # Closing the aggregation closes the model's stream too, so a consumer that stops early
+    # (or a handler that abandons this call) releases the model's connection at once.
+    async with aclosing(process_model_stream(chunks)) as events:
+        async for event in events:
+            yield event
 
 
 async def run_model_call(

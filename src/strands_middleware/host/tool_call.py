@@ -65,10 +65,9 @@ def make_tool_terminal(
             )
             return
         produced = False
+        stream = tool.stream(tool_use, context.invocation_state, cancel_signal=cancel_signal)
         try:
-            async for event in tool.stream(
-                tool_use, context.invocation_state, cancel_signal=cancel_signal
-            ):
+            async for event in stream:
                 if isinstance(event, ToolResultEvent):
                     produced = True
                 yield event
@@ -79,6 +78,11 @@ def make_tool_terminal(
                 error_result(tool_use["toolUseId"], f"Error: {exc}"), exception=exc
             )
             return
+        finally:
+            # A tool's stream is closed with the call, even when the call is abandoned early.
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
         if not produced:
             problem = RuntimeError(
                 f"tool {tool_use['name']!r} ended without yielding a ToolResultEvent: a tool's "
