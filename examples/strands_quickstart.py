@@ -1,64 +1,23 @@
 """The quickstart's middleware, unchanged, on a real ``strands.Agent``.
 
 Needs the strands extra (``pip install "strands-middleware[strands]"``). The model is the
-quickstart's script wrapped in a ``strands.models.Model``, so this runs with no network; the
-strands loop does the model calls, tool calls and hooks, and the bridge runs this library's
-middleware at its stage points.
+quickstart's script in a ``ScriptedStrandsModel`` (a ``strands.models.Model``), so this runs
+with no network; the strands loop does the model calls, tool calls and hooks, and the bridge
+runs this library's middleware at its stage points.
 
 Run: ``python examples/strands_quickstart.py``
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from typing import Any, TypeVar
+from typing import Any
 
 import strands
-from strands.models import Model
 
 from quickstart import audit, concise, timing
 from strands_middleware.adapters.strands import StrandsBridge
+from strands_middleware.adapters.strands.testing import ScriptedStrandsModel
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
-
-T = TypeVar("T")
-
-
-class ScriptedStrandsModel(Model):
-    """A strands model that streams a `ScriptedModel` script."""
-
-    def __init__(self, script: ScriptedModel) -> None:
-        self.script = script
-
-    def update_config(self, **model_config: Any) -> None:
-        return None
-
-    def get_config(self) -> Any:
-        return {"model_id": "scripted"}
-
-    async def structured_output(
-        self, output_model: type[T], prompt: Any, system_prompt: str | None = None, **kwargs: Any
-    ) -> AsyncGenerator[dict[str, T | Any], None]:
-        raise RuntimeError("this example does not use structured output")
-        yield {}
-
-    async def stream(
-        self,
-        messages: Any,
-        tool_specs: Any = None,
-        system_prompt: str | None = None,
-        *,
-        tool_choice: Any = None,
-        system_prompt_content: Any = None,
-        **kwargs: Any,
-    ) -> AsyncGenerator[Any, None]:
-        async for chunk in self.script.stream(
-            messages,
-            tool_specs,
-            system_prompt,
-            tool_choice=tool_choice,
-            system_prompt_content=system_prompt_content,
-        ):
-            yield chunk
 
 
 def add(a: int, b: int) -> int:

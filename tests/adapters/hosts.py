@@ -7,54 +7,18 @@ in a ``strands.models.Model`` and the same functions in ``strands.tool``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import strands
-from strands.models import Model as StrandsModel
 
 from strands_middleware.adapters.strands import StrandsBridge
+from strands_middleware.adapters.strands.testing import ScriptedStrandsModel
 from strands_middleware.agent import Agent
 from strands_middleware.registry import MiddlewareSource
 from strands_middleware.testing import ScriptedModel, ScriptedTurn
 from strands_middleware.tools import tool
-
-
-class ScriptedStrandsModel(StrandsModel):
-    """A strands model that plays a `ScriptedModel` script (no network)."""
-
-    def __init__(self, script: ScriptedModel) -> None:
-        self.script = script
-
-    def update_config(self, **model_config: Any) -> None:
-        return None
-
-    def get_config(self) -> Any:
-        return {"model_id": "scripted"}
-
-    async def structured_output(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
-        raise AssertionError("structured output is not scripted")
-        yield
-
-    async def stream(  # type: ignore[override]
-        self,
-        messages: Any,
-        tool_specs: Any = None,
-        system_prompt: str | None = None,
-        *,
-        tool_choice: Any = None,
-        system_prompt_content: Any = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[Any]:
-        async for chunk in self.script.stream(
-            messages,
-            tool_specs,
-            system_prompt,
-            tool_choice=tool_choice,
-            system_prompt_content=system_prompt_content,
-        ):
-            yield chunk
 
 
 @dataclass

@@ -24,6 +24,7 @@ from strands_middleware import (
     TypedEvent,
 )
 from strands_middleware.adapters.strands import StrandsBridge
+from strands_middleware.adapters.strands.testing import ScriptedStrandsModel
 from strands_middleware.adapters.strands.translate import (
     HostEvent,
     HostInterrupts,
@@ -34,8 +35,6 @@ from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.host import ReplacedMessagesError
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn
-
-from .hosts import ScriptedStrandsModel
 
 
 def strands_agent(*turns: Any) -> strands.Agent:
