@@ -84,3 +84,18 @@ def test_strands_quickstart_runs_the_same_middleware_on_a_strands_agent() -> Non
     assert lines[2] == "[output] tool t1 returned success: 42"
     assert lines[-2] == "[agent]  stop_reason=end_turn answer=2 + 40 is 42."
     assert lines[-1] == "[model]  system prompt it received: 'Answer in one short sentence.'"
+
+
+def test_catalog_tour_combines_retry_mock_approval_redaction_and_cache() -> None:
+    assert run_example("catalog_tour.py").splitlines() == [
+        "paused: interrupt, asks ['approve-tool-call']",
+        "done: end_turn, answer Done.",
+        'tool result call-1: {"owner": "alice"}',
+        "tool result call-2: deleted /tmp/report.txt; owner notified at [REDACTED:email]",
+        "mocked calls: ['lookup_owner']",
+        "model requests: 4 (one failed and was retried)",
+        "trivia: Paris.",
+        "trivia: Paris.",
+        "cache: 1 hit(s), 5 misses",
+        "trivia model calls: 1",
+    ]

@@ -34,7 +34,7 @@ from .content import ToolResult, ToolSpec, ToolUse
 from .events import ToolResultEvent
 from .interrupts import InterruptException
 
-__all__ = ["AgentTool", "FunctionTool", "ToolInputError", "tool"]
+__all__ = ["AgentTool", "FunctionTool", "ToolInputError", "error_event", "result_text", "tool"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -302,7 +302,7 @@ class FunctionTool(Generic[_P, _R]):
         try:
             args, kwargs = self._bind(tool_use.get("input"), invocation_state)
         except ToolInputError as error:
-            return _error_event(tool_use_id, error)
+            return error_event(tool_use_id, error)
         try:
             if self._is_async:
                 value = await self._call(*args, **kwargs)
@@ -312,11 +312,11 @@ class FunctionTool(Generic[_P, _R]):
                 # is async, a lambda returning a coroutine); its result is what was meant.
                 if inspect.isawaitable(value):
                     value = await value
-            text = _as_text(value)
+            text = result_text(value)
         except InterruptException:
             raise
         except Exception as error:
-            return _error_event(tool_use_id, error)
+            return error_event(tool_use_id, error)
         result: ToolResult = {
             "toolUseId": tool_use_id,
             "status": "success",
@@ -425,9 +425,12 @@ def tool(
 # --------------------------------------------------------------------------------------------
 
 
-def _error_event(tool_use_id: str, error: Exception) -> ToolResultEvent:
-    # An exception with an empty message (``raise ValueError()``) still says what went wrong by
-    # its type; "Error: " alone would tell the model nothing.
+def error_event(tool_use_id: str, error: Exception) -> ToolResultEvent:
+    """The error result a failing tool call reports: ``"Error: <message>"``, with the exception.
+
+    An exception with an empty message (``raise ValueError()``) still says what went wrong by
+    its type; "Error: " alone would tell the model nothing.
+    """
     message = str(error) or type(error).__name__
     result: ToolResult = {
         "toolUseId": tool_use_id,
@@ -437,10 +440,13 @@ def _error_event(tool_use_id: str, error: Exception) -> ToolResultEvent:
     return ToolResultEvent(result, exception=error)
 
 
-def _as_text(value: object) -> str:
-    # Strings are the model's own medium and go as they are; everything else as JSON, which the
-    # model reads reliably (``true``, ``null``, nested objects), falling back to ``str`` for
-    # values JSON cannot express.
+def result_text(value: object) -> str:
+    """A tool's return value as the text of its result.
+
+    Strings are the model's own medium and go as they are; everything else as JSON, which the
+    model reads reliably (``true``, ``null``, nested objects), falling back to ``str`` for
+    values JSON cannot express.
+    """
     if isinstance(value, str):
         return value
     try:

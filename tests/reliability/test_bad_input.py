@@ -110,7 +110,7 @@ def test_a_replaced_agent_stream_messages_list() -> None:
 
     model = ScriptedModel([text_turn("x")])
     agent = Agent(model=model, middleware=[AgentStreamStage.input(replace)])
-    with pytest.raises(ReplacedMessagesError, match="replaced context.messages"):
+    with pytest.raises(ReplacedMessagesError, match=r"replaced context\.messages"):
         agent("hi")
     assert model.requests == []
 

@@ -34,7 +34,7 @@ class SharedCounter:
         self.calls = 0
         self.in_flight = 0
         self.peak = 0
-        self.contexts: list[int] = []
+        self.contexts: list[InvokeModelContext] = []
 
     def middleware(self) -> Any:
         @InvokeModelStage.wrap
@@ -44,7 +44,7 @@ class SharedCounter:
             self.calls += 1
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
-            self.contexts.append(id(context))
+            self.contexts.append(context)  # held, so no two can share an id
             try:
                 await asyncio.sleep(0)
                 async for event in next_fn(context):
@@ -90,7 +90,7 @@ async def test_many_agents_sharing_one_middleware_stay_independent() -> None:
     assert shared.calls == 2 * AGENTS
     assert shared.in_flight == 0
     assert shared.peak > 1  # the runs really overlapped
-    assert len(set(shared.contexts)) == shared.calls  # every call had its own context
+    assert len({id(c) for c in shared.contexts}) == shared.calls  # each call, its own context
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from ..events import ToolInterruptEvent, ToolResultEvent, TypedEvent
 from ..interrupts import Interrupt, InterruptException, InterruptState
 from ..registry import MiddlewareRegistry, missing_result
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from ..tools import AgentTool
+from ..tools import AgentTool, error_event
 
 __all__ = ["error_result", "make_tool_terminal", "run_tool_call", "tool_call_context"]
 
@@ -74,9 +74,7 @@ def make_tool_terminal(
         except InterruptException:
             raise
         except Exception as exc:  # the model should read a failure, not crash the loop
-            yield ToolResultEvent(
-                error_result(tool_use["toolUseId"], f"Error: {exc}"), exception=exc
-            )
+            yield error_event(tool_use["toolUseId"], exc)
             return
         finally:
             # A tool's stream is closed with the call, even when the call is abandoned early.
@@ -88,9 +86,7 @@ def make_tool_terminal(
                 f"tool {tool_use['name']!r} ended without yielding a ToolResultEvent: a tool's "
                 "stream must end with the ToolResultEvent that answers the call"
             )
-            yield ToolResultEvent(
-                error_result(tool_use["toolUseId"], f"Error: {problem}"), exception=problem
-            )
+            yield error_event(tool_use["toolUseId"], problem)
 
     return terminal
 

@@ -1,0 +1,241 @@
+"""`Timeout`: bound a model call or a tool call by one deadline.
+
+A hung provider or a tool stuck on the network should cost a bounded amount of time, not the
+whole run. Five rules make the bound safe to put anywhere in a chain:
+
+* **One deadline for the whole call.** It starts when the call starts and covers everything up
+  to the result, so a stream that keeps trickling events, each well within the limit, still times
+  out once the total runs over. The deadline is wall-clock: time the consumer spends on an event
+  counts. The consumer itself is never interrupted, though: the deadline is enforced only while
+  the handler waits for the inner chain, and checked again before it asks for the next event.
+* **Cancel where it waits, then close.** On expiry the inner chain is cancelled at the point it
+  is waiting, in the task it runs in (no helper task is created, so none is left behind and
+  context variables behave as without a timeout). The `asyncio.CancelledError` unwinds every
+  layer innermost first, the order nested ``async with`` blocks unwind in; then the handler
+  ``aclose()``s the inner stream, which also finishes any layer that swallowed the cancellation.
+* **A model call raises, a tool call answers.** An expired model call raises `CallTimeout`, an
+  `asyncio.TimeoutError` and a `TimeoutError`, naming the stage and the limit: ``Retry(on=
+  TimeoutError)`` can retry it, and otherwise it fails the run like any provider error. An
+  expired tool call yields an error result the model reads, ``"Tool call timed out after 30s"``,
+  whose ``exception`` is the `CallTimeout`, just as a tool that raised would.
+* **Control flow is never a timeout.** `InterruptException` passes through untouched. A
+  cancellation from outside (the agent's task being cancelled) stays a cancellation, even when it
+  lands in the same instant as the deadline. This relies on the task's cancellation count, which
+  exists from Python 3.11; Python 3.10 cannot tell two cancellations that reach a task in the
+  same event-loop step apart, and there the deadline's wins.
+* **After the result, the deadline only trims.** Once the result (or an interrupt) has been
+  forwarded, an expired deadline closes the inner stream and ends quietly, instead of failing a
+  call that already succeeded.
+
+Two consequences worth knowing. A synchronous ``@tool`` function runs in a worker thread, which
+nothing can stop: its call gets the timeout result at the deadline while the thread finishes in
+the background. And the order against `Retry` decides what is bounded: register ``Retry`` first
+(outermost) and ``Timeout`` bounds each attempt; register ``Timeout`` first and it bounds all the
+attempts together, back-off included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import sys
+import time
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, cast
+
+from ..content import ToolResult
+from ..events import ToolResultEvent, TypedEvent
+from ..stage import Middleware
+from ..stages.execute_tool import ExecuteToolStage
+from ..stages.invoke_model import InvokeModelStage
+from ._stages import CallStage, CatalogMiddleware, check_call_stage
+
+__all__ = ["CallTimeout", "Timeout"]
+
+if sys.version_info >= (3, 11):
+    # asyncio.TimeoutError is the builtin TimeoutError from Python 3.11 on.
+    _TimeoutBase = TimeoutError
+else:
+
+    class _TimeoutBase(asyncio.TimeoutError, TimeoutError):
+        """Both timeout classes Python 3.10 has, so either ``except`` clause catches it."""
+
+
+class CallTimeout(_TimeoutBase):
+    """A model call or a tool call ran past its `Timeout`.
+
+    It is an `asyncio.TimeoutError` and a `TimeoutError` on every supported Python, so existing
+    ``except`` clauses and ``Retry(on=TimeoutError)`` catch it.
+
+    Args:
+        stage_name: The stage whose call timed out (``"invokeModel"``, ``"executeTool"``).
+        seconds: The limit that ran out.
+
+    Attributes:
+        stage_name: The stage whose call timed out.
+        seconds: The limit that ran out.
+    """
+
+    def __init__(self, stage_name: str, seconds: float) -> None:
+        super().__init__(
+            f"{stage_name} call timed out after {seconds:g}s (Timeout(seconds={seconds!r}) bounds "
+            "the whole call, from its start to its result)"
+        )
+        self.stage_name = stage_name
+        self.seconds = seconds
+
+    def __reduce__(self) -> tuple[type[CallTimeout], tuple[str, float]]:
+        return (type(self), (self.stage_name, self.seconds))
+
+
+class Timeout(CatalogMiddleware):
+    """Bounds a model call or a tool call, from its start to its result, by ``seconds``.
+
+    Example:
+        ```python
+        agent.use(Timeout(seconds=60))                   # a model call raises CallTimeout
+        agent.use(Timeout(ExecuteToolStage, seconds=5))  # a tool call answers with an error
+        agent.use(Retry(on=TimeoutError), Timeout(seconds=20))  # bound and retry each attempt
+        ```
+
+    Args:
+        stage: ``InvokeModelStage`` (the default) or ``ExecuteToolStage``.
+        seconds: The limit for the whole call, a finite number above 0.
+        clock: Where the deadline is read from: a monotonic clock in seconds. Tests pass a fake
+            to move time on between events; waiting for the inner chain is always bounded by
+            the event loop's own timer as well.
+    """
+
+    def __init__(
+        self,
+        stage: CallStage = InvokeModelStage,
+        *,
+        seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        check_call_stage("Timeout", stage)
+        given = cast(object, seconds)  # checked at run time: callers need not be type-checked
+        if (
+            isinstance(given, bool)
+            or not isinstance(given, (int, float))
+            or not math.isfinite(given)
+            or given <= 0
+        ):
+            raise ValueError(
+                f"Timeout(seconds=...) must be a finite number of seconds > 0, got {seconds!r}"
+            )
+        if not callable(clock):
+            raise TypeError(f"Timeout(clock=...) takes a function returning seconds, got {clock!r}")
+        self.stage = stage
+        self.seconds = float(seconds)
+        self._clock = clock
+
+    def middleware(self) -> list[Middleware[Any, Any, Any]]:
+        result_type: type[TypedEvent] = self.stage.result_type
+        answers = self.stage is ExecuteToolStage
+
+        async def timeout(
+            context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            task = asyncio.current_task()
+            if task is None:  # pragma: no cover - every asyncio coroutine runs in a task
+                raise RuntimeError("Timeout must run inside an asyncio task")
+            deadline = self._clock() + self.seconds
+            settled = False  # the result or an interrupt has been forwarded
+            cause: BaseException | None = None
+            stream = next_fn(context)
+            try:
+                while True:
+                    remaining = deadline - self._clock()
+                    if remaining <= 0:
+                        break
+                    alarm = _Alarm(task, remaining)
+                    try:
+                        event = await stream.__anext__()
+                    except StopAsyncIteration:
+                        alarm.stop()
+                        return
+                    except asyncio.CancelledError as cancelled:
+                        if alarm.stop() and not alarm.others_pending():
+                            cause = cancelled
+                            break
+                        raise
+                    except BaseException:
+                        alarm.stop()
+                        raise
+                    if alarm.stop():
+                        # The inner chain swallowed the cancellation and carried on.
+                        if alarm.others_pending():
+                            raise asyncio.CancelledError
+                        break
+                    if isinstance(event, result_type) or getattr(event, "is_interrupt", False):
+                        settled = True
+                    yield event
+                await stream.aclose()
+                if settled:
+                    return
+                error = CallTimeout(self.stage.name, self.seconds)
+                error.__cause__ = cause
+                if not answers:
+                    raise error
+                yield ToolResultEvent(_timed_out(context.tool_use["toolUseId"], self), error)
+            finally:
+                await stream.aclose()
+
+        timeout.__qualname__ = f"Timeout[{self.stage.name}]"
+        return [self.stage.wrap(timeout)]
+
+
+def _timed_out(tool_use_id: str, limit: Timeout) -> ToolResult:
+    return {
+        "toolUseId": tool_use_id,
+        "status": "error",
+        "content": [{"text": f"Tool call timed out after {limit.seconds:g}s"}],
+    }
+
+
+class _Alarm:
+    """Cancels ``task`` after ``delay`` seconds unless stopped first.
+
+    Armed only while the handler awaits the inner chain, so the cancellation always lands there.
+    """
+
+    __slots__ = ("_base", "_handle", "_rang", "_task")
+
+    def __init__(self, task: asyncio.Task[Any], delay: float) -> None:
+        self._task = task
+        self._base = _cancelling(task)
+        self._rang = False
+        self._handle = asyncio.get_running_loop().call_later(delay, self._ring)
+
+    def _ring(self) -> None:
+        self._rang = True
+        self._task.cancel()
+
+    def stop(self) -> bool:
+        """Disarm; return whether the alarm rang (its own cancellation is then taken back)."""
+        self._handle.cancel()
+        if self._rang:
+            _uncancel(self._task)
+        return self._rang
+
+    def others_pending(self) -> bool:
+        """Whether someone else asked to cancel the task while the alarm was armed."""
+        return _cancelling(self._task) > self._base
+
+
+if sys.version_info >= (3, 11):
+
+    def _cancelling(task: asyncio.Task[Any]) -> int:
+        return task.cancelling()
+
+    def _uncancel(task: asyncio.Task[Any]) -> None:
+        task.uncancel()
+
+else:
+
+    def _cancelling(task: asyncio.Task[Any]) -> int:
+        return 0  # Python 3.10 does not count cancellation requests
+
+    def _uncancel(task: asyncio.Task[Any]) -> None:
+        return None

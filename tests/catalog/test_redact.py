@@ -1,0 +1,412 @@
+"""Redact: what the default patterns mask, each of the four flows, and what is never rewritten."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+
+from strands_middleware import (
+    ExecuteToolContext,
+    ExecuteToolStage,
+    InvokeModelStage,
+    Message,
+    MiddlewareNext,
+    MiddlewareRegistry,
+    TextDeltaEvent,
+    ToolResultEvent,
+    TypedEvent,
+)
+from strands_middleware.agent import Agent
+from strands_middleware.catalog.redact import DEFAULT_PATTERNS, Redact
+from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+from strands_middleware.tools import tool
+
+received: list[Any] = []
+
+
+@tool
+def send(to: str, body: str) -> str:
+    """Send a message."""
+    received.append({"to": to, "body": body})
+    return f"sent to {to}"
+
+
+@tool
+def lookup(name: str) -> str:
+    """Look a customer up."""
+    return f"{name}: jane@example.com, card 4111 1111 1111 1111"
+
+
+@pytest.fixture(autouse=True)
+def _clear_received() -> None:
+    received.clear()
+
+
+# ---- the default patterns -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mail john.doe+tag@mail.example.co.uk now", "mail [REDACTED:email] now"),
+        ("card 4111 1111 1111 1111.", "card [REDACTED:card_number]."),
+        ("card 4111-1111-1111-1111", "card [REDACTED:card_number]"),
+        ("card 4242424242424242", "card [REDACTED:card_number]"),
+        ("amex 378282246310005", "amex [REDACTED:card_number]"),
+        ("amex 3782 822463 10005", "amex [REDACTED:card_number]"),
+        ("order 12, card 4111 1111 1111 1111", "order 12, card [REDACTED:card_number]"),
+        ("call +1 415 555 2671", "call [REDACTED:phone_number]"),
+        ("call +44 20 7946 0958", "call [REDACTED:phone_number]"),
+        (
+            "call (415) 555-2671 or 415.555.2671",
+            "call [REDACTED:phone_number] or [REDACTED:phone_number]",
+        ),
+        ("key sk-proj-abcdefghijklmnopqrstuvwxyz0123", "key [REDACTED:api_key]"),
+        ("key sk-ant-api03-abcdefghijklmnopqrstuv", "key [REDACTED:api_key]"),
+        ("stripe sk_live_abcdefghijklmnop1234", "stripe [REDACTED:api_key]"),
+        ("github ghp_" + "a1" * 18, "github [REDACTED:api_key]"),
+        ("github github_pat_" + "A" * 22, "github [REDACTED:api_key]"),
+        ("slack xoxb-1234567890-abcdef", "slack [REDACTED:api_key]"),
+        ("google AIza" + "B" * 35, "google [REDACTED:api_key]"),
+        ("aws AKIAIOSFODNN7EXAMPLE", "aws [REDACTED:aws_access_key_id]"),
+        ("aws ASIAIOSFODNN7EXAMPLE.", "aws [REDACTED:aws_access_key_id]."),
+        (
+            "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig-123",
+            "Authorization: [REDACTED:bearer_token]",
+        ),
+        ("authorization: bearer abcdef123456", "authorization: [REDACTED:bearer_token]"),
+    ],
+)
+def test_default_patterns_mask_secrets_and_personal_data(text: str, expected: str) -> None:
+    assert Redact().redact_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "card 4111 1111 1111 1112",  # fails the Luhn check
+        "card 4111 1111-1111 1111",  # mixed separators are not a written card number
+        "id 41111111111111110000000",  # 25 digits: too long for a card
+        "order 1234567890123, timestamp 1700000000000",
+        "on 2024-01-15 at 10:30 from 192.168.1.1, version 1.2.3",
+        "the bearer of bad news; bearer instrument",
+        "sk-short",
+        "AKIAIOSFODNN7EXAMPLEX",  # too long to be an access key id
+        "no at sign here: user at example dot com",
+        "+1 2",
+    ],
+)
+def test_lookalikes_are_left_alone(text: str) -> None:
+    redact = Redact()
+    assert redact.redact_text(text) is text
+
+
+def test_the_default_patterns_apply_in_their_listed_order() -> None:
+    assert list(DEFAULT_PATTERNS) == [
+        "bearer_token",
+        "api_key",
+        "aws_access_key_id",
+        "email",
+        "card_number",
+        "phone_number",
+    ]
+    # The bearer pattern runs before the api key pattern, so the whole header value goes.
+    assert (
+        Redact().redact_text("Bearer sk-abcdefghijklmnopqrstuvwxyz0") == "[REDACTED:bearer_token]"
+    )
+
+
+def test_a_long_text_without_matches_is_scanned_and_returned_as_is() -> None:
+    text = "a" * 200_000 + " 12345 " + "b." * 50_000
+    assert Redact().redact_text(text) is text
+
+
+# ---- values -------------------------------------------------------------------------------------
+
+
+def test_redact_walks_nested_dicts_lists_and_tuples_and_keeps_keys() -> None:
+    value = {
+        "to": "a@example.com",
+        "cc": ["b@example.com", {"a@example.com": "c@example.com"}],
+        "pair": ("x", "d@example.com"),
+        "count": 3,
+    }
+    assert Redact().redact(value) == {
+        "to": "[REDACTED:email]",
+        "cc": ["[REDACTED:email]", {"a@example.com": "[REDACTED:email]"}],
+        "pair": ("x", "[REDACTED:email]"),
+        "count": 3,
+    }
+    assert value["to"] == "a@example.com"  # the input is never edited
+
+
+def test_a_value_with_nothing_to_mask_is_the_same_object() -> None:
+    value = {"a": ["text", {"b": ("c", 1)}], "d": None}
+    assert Redact().redact(value) is value
+
+
+def test_only_the_changed_branches_are_rebuilt() -> None:
+    clean = {"k": "v"}
+    value = {"clean": clean, "dirty": ["a@example.com"]}
+    masked = Redact().redact(value)
+    assert masked["clean"] is clean
+    assert masked is not value
+
+
+# ---- replacement and patterns -------------------------------------------------------------------
+
+
+def test_a_template_replacement_names_the_pattern() -> None:
+    redact = Redact(replacement="<{name} hidden> {{literal}}")
+    assert redact.redact_text("a@example.com") == "<email hidden> {literal}"
+
+
+def test_a_backslash_in_the_replacement_is_inserted_literally() -> None:
+    redact = Redact(replacement=r"\1\g<0>")
+    assert redact.redact_text("a@example.com") == r"\1\g<0>"
+
+
+def test_a_function_replacement_gets_the_name_and_the_match() -> None:
+    calls: list[tuple[str, str]] = []
+
+    def mask(name: str, text: str) -> str:
+        calls.append((name, text))
+        return f"<{name}:{len(text)}>"
+
+    redact = Redact(replacement=mask)
+    assert (
+        redact.redact_text("a@example.com / 4111 1111 1111 1112")
+        == "<email:13> / 4111 1111 1111 1112"
+    )
+    assert calls == [("email", "a@example.com")]  # a Luhn-invalid number is not offered
+
+
+def test_a_function_replacement_must_return_a_string() -> None:
+    redact = Redact(replacement=lambda name, text: 5)  # type: ignore[arg-type,return-value]
+    with pytest.raises(TypeError, match=r"replacement=\.\.\.\) returned 5 for a 'email' match"):
+        redact.redact_text("a@example.com")
+
+
+def test_custom_patterns_replace_the_defaults_and_apply_in_order() -> None:
+    redact = Redact(patterns={"ticket": r"TCK-\d+", "project": re.compile(r"TCK-\w+ project")})
+    assert redact.redact_text("TCK-12 and a@example.com") == "[REDACTED:ticket] and a@example.com"
+    assert redact.redact_text("TCK-ab project") == "[REDACTED:project]"
+    assert list(redact.patterns) == ["ticket", "project"]
+
+
+def test_extending_the_defaults_keeps_the_card_check() -> None:
+    redact = Redact(patterns={**DEFAULT_PATTERNS, "ticket": r"TCK-\d+"})
+    assert redact.redact_text("TCK-1 4111 1111 1111 1111 4111 1111 1111 1112") == (
+        "[REDACTED:ticket] [REDACTED:card_number] 4111 1111 1111 1112"
+    )
+
+
+# ---- the four flows on an agent -----------------------------------------------------------------
+
+
+def test_model_input_masks_what_the_model_is_sent_and_leaves_history_alone() -> None:
+    model = ScriptedModel([text_turn("noted")])
+    agent = Agent(model=model, middleware=[Redact()])
+    agent("my email is jane@example.com")
+    sent = model.requests[0].messages[0]["content"][0]
+    assert sent == {"text": "my email is [REDACTED:email]"}
+    assert agent.messages[0]["content"][0] == {"text": "my email is jane@example.com"}
+
+
+def test_model_input_masks_earlier_tool_calls_and_results_but_not_ids_or_names() -> None:
+    model = ScriptedModel(
+        [tool_turn("lookup", {"name": "jane@example.com"}, tool_use_id="t1"), text_turn("ok")]
+    )
+    agent = Agent(
+        model=model, tools=[lookup], middleware=[Redact(tool_input=False, tool_output=False)]
+    )
+    agent("find her")
+    call, result = model.requests[1].messages[1:]
+    assert call["content"][0]["toolUse"] == {
+        "toolUseId": "t1",
+        "name": "lookup",
+        "input": {"name": "[REDACTED:email]"},
+    }
+    assert result["content"][0]["toolResult"] == {
+        "toolUseId": "t1",
+        "status": "success",
+        "content": [{"text": "[REDACTED:email]: [REDACTED:email], card [REDACTED:card_number]"}],
+    }
+    # The history keeps what really happened.
+    assert agent.messages[1]["content"][0]["toolUse"]["input"] == {"name": "jane@example.com"}
+
+
+async def test_model_input_never_touches_reasoning_or_media_blocks() -> None:
+    reasoning: Message = {
+        "role": "assistant",
+        "content": [
+            {"reasoningContent": {"reasoningText": {"text": "a@example.com", "signature": "s"}}},
+            {"image": {"format": "png", "source": {"bytes": b"a@example.com"}}},
+            {"guardContent": {"text": {"text": "a@example.com"}}},
+        ],
+    }
+    model = ScriptedModel([text_turn("ok")])
+    agent = Agent(model=model, middleware=[Redact()], messages=[reasoning])
+    await agent.invoke_async("go")
+    blocks = model.requests[0].messages[0]["content"]
+    assert blocks[0] == reasoning["content"][0]
+    assert blocks[1] == reasoning["content"][1]
+    assert blocks[2] == {"guardContent": {"text": {"text": "[REDACTED:email]"}}}
+
+
+async def test_model_output_masks_the_result_message_but_not_the_streamed_deltas() -> None:
+    model = ScriptedModel([text_turn("write to jane@example.com")])
+    agent = Agent(model=model, middleware=[Redact()])
+    deltas = [
+        event.text
+        async for event in agent.stream_async("who?")
+        if isinstance(event, TextDeltaEvent)
+    ]
+    assert agent.messages[-1] == text_turn("write to [REDACTED:email]")
+    assert "".join(deltas) == "write to jane@example.com"  # streamed before the result existed
+
+
+def test_model_output_leaves_tool_call_arguments_to_tool_input() -> None:
+    model = ScriptedModel(
+        [
+            tool_turn("send", {"to": "jane@example.com", "body": "hi"}, tool_use_id="t1"),
+            text_turn("done"),
+        ]
+    )
+    agent = Agent(model=model, tools=[send], middleware=[Redact(tool_input=False)])
+    agent("mail her")
+    assert received == [{"to": "jane@example.com", "body": "hi"}]
+    assert agent.messages[1]["content"][0]["toolUse"]["input"]["to"] == "jane@example.com"
+
+
+def test_tool_input_masks_what_the_tool_receives() -> None:
+    model = ScriptedModel(
+        [
+            tool_turn("send", {"to": "ops", "body": "key AKIAIOSFODNN7EXAMPLE"}, tool_use_id="t1"),
+            text_turn("done"),
+        ]
+    )
+    agent = Agent(model=model, tools=[send], middleware=[Redact()])
+    agent("send the key")
+    assert received == [{"to": "ops", "body": "key [REDACTED:aws_access_key_id]"}]
+
+
+def test_tool_output_masks_the_result_in_the_history() -> None:
+    model = ScriptedModel(
+        [tool_turn("lookup", {"name": "jane"}, tool_use_id="t1"), text_turn("ok")]
+    )
+    agent = Agent(model=model, tools=[lookup], middleware=[Redact(model_input=False)])
+    agent("find her")
+    result = agent.messages[2]["content"][0]["toolResult"]
+    assert result["content"] == [{"text": "jane: [REDACTED:email], card [REDACTED:card_number]"}]
+
+
+async def test_tool_output_masks_json_content_and_keeps_the_exception() -> None:
+    failure = RuntimeError("a@example.com")
+
+    async def answer(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        yield ToolResultEvent(
+            {
+                "toolUseId": "t1",
+                "status": "error",
+                "content": [
+                    {"json": {"owner": "a@example.com", "n": 1}},
+                    {"image": {"format": "png", "source": {"bytes": b"x"}}},
+                ],
+            },
+            exception=failure,
+        )
+
+    registry = MiddlewareRegistry()
+    registry.use(Redact(), ExecuteToolStage.wrap(answer))
+    context = ExecuteToolContext(
+        agent=None,
+        tool=None,
+        tool_use={"toolUseId": "t1", "name": "x", "input": {}},
+        invocation_state={},
+    )
+
+    async def never(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+        raise AssertionError("the short-circuit never reaches the terminal")
+        yield TypedEvent()  # pragma: no cover
+
+    result = await registry.run(ExecuteToolStage, context, never)
+    assert result.tool_result["content"][0] == {"json": {"owner": "[REDACTED:email]", "n": 1}}
+    assert result.tool_result["content"][1] == {
+        "image": {"format": "png", "source": {"bytes": b"x"}}
+    }
+    assert result.exception is failure
+
+
+async def test_a_clean_call_keeps_its_context_and_result_objects() -> None:
+    seen: list[Any] = []
+
+    async def terminal(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+        seen.append(context)
+        yield ToolResultEvent({"toolUseId": "t1", "status": "success", "content": [{"text": "ok"}]})
+
+    registry = MiddlewareRegistry()
+    registry.use(Redact())
+    context = ExecuteToolContext(
+        agent=None,
+        tool=None,
+        tool_use={"toolUseId": "t1", "name": "x", "input": {"q": "weather"}},
+        invocation_state={},
+    )
+    result = await registry.run(ExecuteToolStage, context, terminal)
+    assert seen == [context] and seen[0] is context
+    assert result.tool_result["content"] == [{"text": "ok"}]
+
+
+def test_each_switch_is_one_handler_in_its_stage_and_phase() -> None:
+    phases = [m.phase for m in Redact()]
+    assert phases == [
+        InvokeModelStage.Input,
+        InvokeModelStage.Output,
+        ExecuteToolStage.Input,
+        ExecuteToolStage.Output,
+    ]
+    only_tools = [m.phase for m in Redact(model_input=False, model_output=False)]
+    assert only_tools == [ExecuteToolStage.Input, ExecuteToolStage.Output]
+    assert "Redact[invokeModel.Input]" in repr(next(iter(Redact())))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"patterns": ["email"]}, TypeError, r"patterns=\.\.\.\) takes a mapping of names"),
+        ({"patterns": {}}, ValueError, r"patterns=\.\.\.\) is empty: nothing would be masked"),
+        ({"patterns": {"": "x"}}, TypeError, "names must be non-empty strings"),
+        ({"patterns": {3: "x"}}, TypeError, "names must be non-empty strings, got 3"),
+        ({"patterns": {"bad": "("}}, ValueError, "pattern 'bad' does not compile"),
+        ({"patterns": {"bad": 5}}, TypeError, "pattern 'bad' must be a str or a pattern compiled"),
+        ({"patterns": {"bad": re.compile(b"x")}}, TypeError, "compiled from a str"),
+        ({"patterns": {"any": r"\d*"}}, ValueError, "pattern 'any' matches the empty string"),
+        ({"replacement": "{nam}"}, ValueError, r"may use only the \{name\} placeholder"),
+        ({"replacement": "{0}"}, ValueError, "placeholder"),
+        ({"replacement": "{"}, ValueError, "placeholder"),
+        ({"replacement": 5}, TypeError, r"replacement=\.\.\.\) takes a template string"),
+        ({"model_input": "yes"}, TypeError, r"model_input=\.\.\.\) must be True or False"),
+        ({"tool_output": 1}, TypeError, r"tool_output=\.\.\.\) must be True or False"),
+        (
+            {
+                "model_input": False,
+                "model_output": False,
+                "tool_input": False,
+                "tool_output": False,
+            },
+            ValueError,
+            "would mask nothing",
+        ),
+    ],
+)
+def test_bad_configuration_is_refused(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        Redact(**kwargs)

@@ -1,0 +1,448 @@
+"""Tracing: a span per model call and tool call, ended on every exit path, with OTel optional."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import AsyncGenerator, Iterator
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from strands_middleware import (
+    ExecuteToolContext,
+    ExecuteToolStage,
+    Interrupt,
+    InvokeModelContext,
+    InvokeModelStage,
+    MiddlewareNext,
+    MiddlewareRegistry,
+    ToolInterruptEvent,
+    ToolResultEvent,
+    TypedEvent,
+    Usage,
+)
+from strands_middleware.agent import Agent, AgentResult
+from strands_middleware.catalog.tracing import EXECUTE_TOOL_SPAN, INVOKE_MODEL_SPAN, Tracing
+from strands_middleware.host.model_call import invoke_model_terminal
+from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+from strands_middleware.tools import tool
+
+USAGE: Usage = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
+
+
+@pytest.fixture
+def exporter() -> InMemorySpanExporter:
+    return InMemorySpanExporter()
+
+
+@pytest.fixture
+def tracer(exporter: InMemorySpanExporter) -> trace.Tracer:
+    provider = TracerProvider()  # never the global provider
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider.get_tracer("tests")
+
+
+@pytest.fixture
+def otel_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Fail if OpenTelemetry logs an error (a context detached in the wrong place, say)."""
+    with caplog.at_level(logging.ERROR, logger="opentelemetry"):
+        yield
+    assert [r for r in caplog.records if r.name.startswith("opentelemetry")] == []
+
+
+def spans(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
+    return list(exporter.get_finished_spans())
+
+
+def attributes(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def divide(a: int, b: int) -> float:
+    """Divide."""
+    return a / b
+
+
+def model_context(model: Any) -> InvokeModelContext:
+    return InvokeModelContext(
+        agent=None,
+        messages=[{"role": "user", "content": [{"text": "hi"}]}],
+        system_prompt=None,
+        tool_specs=[],
+        tool_choice=None,
+        invocation_state={},
+        model=model,
+    )
+
+
+def tool_context(name: str = "echo") -> ExecuteToolContext:
+    return ExecuteToolContext(
+        agent=None,
+        tool=None,
+        tool_use={"toolUseId": "t1", "name": name, "input": {}},
+        invocation_state={},
+    )
+
+
+# ---- the spans of a run -------------------------------------------------------------------------
+
+
+def test_a_tool_round_gives_one_span_per_model_call_and_tool_call(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter, otel_errors: None
+) -> None:
+    model = ScriptedModel(
+        [tool_turn("add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("3")], usage=USAGE
+    )
+    agent = Agent(model=model, tools=[add], middleware=[Tracing(tracer=tracer)])
+    assert str(agent("1 + 2?")) == "3"
+    first, tool_span, second = spans(exporter)
+    assert [first.name, tool_span.name, second.name] == [
+        INVOKE_MODEL_SPAN,
+        EXECUTE_TOOL_SPAN,
+        INVOKE_MODEL_SPAN,
+    ]
+    assert first.kind is SpanKind.CLIENT
+    assert attributes(first) == {
+        "strands_middleware.stage": "invokeModel",
+        "gen_ai.operation.name": "chat",
+        "strands_middleware.model": "ScriptedModel",
+        "gen_ai.response.finish_reasons": ("tool_use",),
+        "gen_ai.usage.input_tokens": 10,
+        "gen_ai.usage.output_tokens": 5,
+        "gen_ai.usage.total_tokens": 15,
+        "strands_middleware.outcome": "ok",
+    }
+    assert attributes(second)["gen_ai.response.finish_reasons"] == ("end_turn",)
+    assert tool_span.kind is SpanKind.INTERNAL
+    assert attributes(tool_span) == {
+        "strands_middleware.stage": "executeTool",
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "add",
+        "gen_ai.tool.call.id": "t1",
+        "strands_middleware.tool.status": "success",
+        "strands_middleware.outcome": "ok",
+    }
+    for span in (first, tool_span, second):
+        assert span.status.status_code is StatusCode.UNSET
+        assert span.parent is None  # siblings: no span is current between the calls
+
+
+def test_a_model_that_names_its_model_id_is_recorded(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter
+) -> None:
+    class NamedModel(ScriptedModel):
+        def get_config(self) -> dict[str, Any]:
+            return {"model_id": "claude-x", "temperature": 0}
+
+    agent = Agent(model=NamedModel([text_turn("hi")]), middleware=[Tracing(tracer=tracer)])
+    agent("hi")
+    [span] = spans(exporter)
+    assert attributes(span)["gen_ai.request.model"] == "claude-x"
+    assert attributes(span)["strands_middleware.model"] == "NamedModel"
+
+
+def test_a_model_whose_config_fails_is_still_traced_and_called(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter
+) -> None:
+    class BrokenConfig(ScriptedModel):
+        def get_config(self) -> dict[str, Any]:
+            raise RuntimeError("no config")
+
+    agent = Agent(model=BrokenConfig([text_turn("hi")]), middleware=[Tracing(tracer=tracer)])
+    assert str(agent("hi")) == "hi"
+    [span] = spans(exporter)
+    assert "gen_ai.request.model" not in attributes(span)
+    assert attributes(span)["strands_middleware.outcome"] == "ok"
+
+
+# ---- errors -------------------------------------------------------------------------------------
+
+
+def test_a_failing_model_call_is_an_error_span_and_the_error_propagates(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter
+) -> None:
+    failure = ConnectionError("provider down")
+    agent = Agent(model=ScriptedModel([failure]), middleware=[Tracing(tracer=tracer)])
+    with pytest.raises(ConnectionError) as caught:
+        agent("hi")
+    assert caught.value is failure
+    [span] = spans(exporter)
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.status.description == "ConnectionError: provider down"
+    assert attributes(span)["error.type"] == "ConnectionError"
+    assert attributes(span)["strands_middleware.outcome"] == "error"
+    [event] = span.events
+    assert event.name == "exception"
+    assert dict(event.attributes or {})["exception.message"] == "provider down"
+
+
+def test_a_tool_error_result_is_an_error_span_with_the_tools_exception(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter
+) -> None:
+    model = ScriptedModel([tool_turn("divide", {"a": 1, "b": 0}, tool_use_id="t1"), text_turn("x")])
+    agent = Agent(model=model, tools=[divide], middleware=[Tracing(tracer=tracer)])
+    agent("1 / 0?")
+    tool_span = spans(exporter)[1]
+    assert tool_span.status.status_code is StatusCode.ERROR
+    assert tool_span.status.description == "Error: division by zero"
+    assert attributes(tool_span)["error.type"] == "ZeroDivisionError"
+    assert attributes(tool_span)["strands_middleware.tool.status"] == "error"
+    assert attributes(tool_span)["strands_middleware.outcome"] == "error"
+    assert [event.name for event in tool_span.events] == ["exception"]
+
+
+def test_an_error_result_without_an_exception_is_a_tool_error(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter
+) -> None:
+    model = ScriptedModel([tool_turn("missing", {}, tool_use_id="t1"), text_turn("x")])
+    agent = Agent(model=model, middleware=[Tracing(tracer=tracer)])
+    agent("go")
+    tool_span = spans(exporter)[1]
+    assert tool_span.status.status_code is StatusCode.ERROR
+    assert tool_span.status.description == "Unknown tool: missing"
+    assert attributes(tool_span)["error.type"] == "tool_error"
+    assert tool_span.events == ()
+
+
+async def test_a_long_error_description_is_cut(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter
+) -> None:
+    async def terminal(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+        yield ToolResultEvent(
+            {"toolUseId": "t1", "status": "error", "content": [{"text": "e" * 500}]}
+        )
+
+    registry = MiddlewareRegistry()
+    registry.use(Tracing(tracer=tracer))
+    await registry.run(ExecuteToolStage, tool_context(), terminal)
+    [span] = spans(exporter)
+    assert span.status.description == "e" * 200 + "..."
+
+
+# ---- interrupts, cancellation, early close ------------------------------------------------------
+
+
+@ExecuteToolStage.wrap
+async def gate(
+    context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+) -> AsyncGenerator[TypedEvent, None]:
+    context.interrupt("approve")
+    async for event in next_fn(context):
+        yield event
+
+
+def respond(result: AgentResult) -> list[dict[str, Any]]:
+    return [
+        {"interruptResponse": {"interruptId": i.id, "response": "yes"}} for i in result.interrupts
+    ]
+
+
+def test_a_pause_for_a_human_is_marked_and_is_not_an_error(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter, otel_errors: None
+) -> None:
+    model = ScriptedModel([tool_turn("add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("3")])
+    agent = Agent(model=model, tools=[add], middleware=[Tracing(tracer=tracer), gate])
+    paused = agent("1 + 2?")
+    [interrupt] = paused.interrupts
+    tool_span = spans(exporter)[1]
+    assert tool_span.status.status_code is StatusCode.UNSET
+    assert attributes(tool_span)["strands_middleware.outcome"] == "interrupted"
+    assert attributes(tool_span)["strands_middleware.interrupted"] is True
+    assert attributes(tool_span)["strands_middleware.interrupt.names"] == ("approve",)
+    assert attributes(tool_span)["strands_middleware.interrupt.ids"] == (interrupt.id,)
+    assert tool_span.events == ()
+
+    agent(respond(paused))
+    resumed = spans(exporter)[2]
+    assert resumed.name == EXECUTE_TOOL_SPAN
+    assert attributes(resumed)["strands_middleware.outcome"] == "ok"
+    assert "strands_middleware.interrupted" not in attributes(resumed)
+
+
+async def test_a_tools_own_interrupt_event_is_marked_too(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter
+) -> None:
+    async def asks(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+        yield ToolInterruptEvent(context.tool_use, [Interrupt(id="v1:tool_call:t1:x", name="x")])
+
+    registry = MiddlewareRegistry()
+    registry.use(Tracing(tracer=tracer))
+    events = [event async for event in registry.invoke(ExecuteToolStage, tool_context(), asks)]
+    assert isinstance(events[-1], ToolInterruptEvent)
+    [span] = spans(exporter)
+    assert attributes(span)["strands_middleware.outcome"] == "interrupted"
+    assert attributes(span)["strands_middleware.interrupt.ids"] == ("v1:tool_call:t1:x",)
+    assert span.status.status_code is StatusCode.UNSET
+
+
+async def test_a_cancelled_call_ends_its_span(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter, otel_errors: None
+) -> None:
+    started = asyncio.Event()
+
+    async def hang(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        started.set()
+        await asyncio.sleep(3600)
+        yield TypedEvent()  # pragma: no cover
+
+    agent = Agent(
+        model=ScriptedModel([]), middleware=[Tracing(tracer=tracer), InvokeModelStage.wrap(hang)]
+    )
+    task = asyncio.create_task(agent.invoke_async("hi"))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [span] = spans(exporter)
+    assert attributes(span)["strands_middleware.outcome"] == "cancelled"
+    assert span.status.status_code is StatusCode.UNSET
+    assert span.end_time is not None
+
+
+async def test_a_consumer_that_stops_early_ends_the_span(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter, otel_errors: None
+) -> None:
+    registry = MiddlewareRegistry()
+    registry.use(Tracing(tracer=tracer))
+    stream = registry.invoke(
+        InvokeModelStage,
+        model_context(ScriptedModel([text_turn("a long answer")])),
+        invoke_model_terminal,
+    )
+    await stream.__anext__()
+    assert spans(exporter) == []  # still running
+    await stream.aclose()
+    [span] = spans(exporter)
+    assert attributes(span)["strands_middleware.outcome"] == "closed"
+    assert span.status.status_code is StatusCode.UNSET
+
+
+# ---- the current span ---------------------------------------------------------------------------
+
+
+async def test_the_span_is_current_inside_the_call_and_never_between_events(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter, otel_errors: None
+) -> None:
+    inside: list[trace.Span] = []
+
+    async def inner(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            inside.append(trace.get_current_span())
+            yield event
+
+    registry = MiddlewareRegistry()
+    registry.use(Tracing(tracer=tracer), InvokeModelStage.wrap(inner))
+    outside: list[trace.Span] = []
+    async for _event in registry.invoke(
+        InvokeModelStage, model_context(ScriptedModel([text_turn("hi")])), invoke_model_terminal
+    ):
+        outside.append(trace.get_current_span())
+    [span] = spans(exporter)
+    assert {s.get_span_context().span_id for s in inside} == {span.context.span_id}
+    assert all(s is trace.INVALID_SPAN for s in outside)
+    assert len(outside) == len(inside) > 1
+
+
+def test_spans_opened_by_a_tool_are_children_and_an_outer_span_is_the_parent(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter, otel_errors: None
+) -> None:
+    @tool
+    def traced_add(a: int, b: int) -> int:
+        """Add, in a span of its own."""
+        with tracer.start_as_current_span("inside-the-tool"):
+            return a + b
+
+    model = ScriptedModel(
+        [tool_turn("traced_add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("3")]
+    )
+    agent = Agent(model=model, tools=[traced_add], middleware=[Tracing(tracer=tracer)])
+
+    async def run() -> None:
+        with tracer.start_as_current_span("request"):
+            await agent.invoke_async("1 + 2?")
+
+    asyncio.run(run())
+    by_name: dict[str, list[ReadableSpan]] = {}
+    for span in spans(exporter):
+        by_name.setdefault(span.name, []).append(span)
+    [request] = by_name["request"]
+    [tool_span] = by_name[EXECUTE_TOOL_SPAN]
+    [inside] = by_name["inside-the-tool"]
+    assert inside.parent is not None and inside.parent.span_id == tool_span.context.span_id
+    assert tool_span.parent is not None and tool_span.parent.span_id == request.context.span_id
+    for model_span in by_name[INVOKE_MODEL_SPAN]:
+        assert model_span.parent is not None
+        assert model_span.parent.span_id == request.context.span_id
+
+
+# ---- configuration and the optional dependency --------------------------------------------------
+
+
+def test_the_default_tracer_follows_the_global_provider() -> None:
+    tracing = Tracing(tracer_name="my-app")
+    assert tracing.enabled
+    assert isinstance(tracing.tracer, trace.Tracer)
+    assert [m.phase for m in tracing] == [InvokeModelStage.Wrap, ExecuteToolStage.Wrap]
+    assert "Tracing[invokeModel]" in repr(next(iter(tracing)))
+
+
+def block_opentelemetry(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(sys.modules):
+        if name == "opentelemetry" or name.startswith("opentelemetry."):
+            monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_without_opentelemetry_it_is_a_no_op_that_registers_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    block_opentelemetry(monkeypatch)
+    tracing = Tracing()
+    assert not tracing.enabled
+    assert tracing.tracer is None
+    assert tracing.middleware() == []
+    agent = Agent(model=ScriptedModel([text_turn("hi")]), middleware=[tracing])
+    assert not agent.middleware_registry.has_handlers(InvokeModelStage)
+    assert not agent.middleware_registry.has_handlers(ExecuteToolStage)
+    assert str(agent("hi")) == "hi"
+
+
+def test_without_opentelemetry_an_explicit_tracer_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tracer: trace.Tracer
+) -> None:
+    block_opentelemetry(monkeypatch)
+    with pytest.raises(ImportError, match=r"Tracing\(tracer=\.\.\.\) was given a tracer, but"):
+        Tracing(tracer=tracer)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"tracer": "tracer"},
+            r"tracer=\.\.\.\) takes an opentelemetry.trace.Tracer, got 'tracer'",
+        ),
+        ({"tracer_name": ""}, r"tracer_name=\.\.\.\) must be a non-empty string"),
+        ({"tracer_name": 5}, r"tracer_name=\.\.\.\) must be a non-empty string, got 5"),
+    ],
+)
+def test_bad_configuration_is_refused(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        Tracing(**kwargs)
