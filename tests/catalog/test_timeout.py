@@ -359,8 +359,13 @@ async def test_an_outer_cancellation_stays_a_cancellation() -> None:
         await task
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10 cannot count cancellations")
-async def test_an_outer_cancellation_arriving_with_the_deadline_wins() -> None:
+async def test_an_outer_cancellation_arriving_with_the_deadline_wins_from_python_3_11() -> None:
+    # Python 3.10 has no cancellation count, so two cancellations landing in one event-loop step
+    # cannot be told apart there and the deadline's wins (as the module documents).
+    expected: type[BaseException] = (
+        asyncio.CancelledError if sys.version_info >= (3, 11) else CallTimeout
+    )
+
     async def cancelled_meanwhile(
         context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
@@ -378,7 +383,7 @@ async def test_an_outer_cancellation_arriving_with_the_deadline_wins() -> None:
         middleware=[Timeout(seconds=SHORT), InvokeModelStage.wrap(cancelled_meanwhile)],
     )
     task = asyncio.create_task(agent.invoke_async("hi"))
-    with pytest.raises(asyncio.CancelledError):
+    with pytest.raises(expected):
         await task
 
 
