@@ -89,7 +89,33 @@ class TypedEvent(dict[str, Any]):
 # --------------------------------------------------------------------------------------------
 
 
-class ModelStopReason(TypedEvent):
+class _StopTuple(TypedEvent):
+    """Typed reads of ``self["stop"]``, whose first four items both stop events share."""
+
+    __slots__ = ()
+
+    @property
+    def stop_reason(self) -> StopReason | str:
+        """Why the model (or the pass) stopped; ``"tool_use"`` asks for tool calls."""
+        return cast("StopReason | str", self["stop"][0])
+
+    @property
+    def message(self) -> Message:
+        """The (last) assistant message."""
+        return cast(Message, self["stop"][1])
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens consumed."""
+        return cast(Usage, self["stop"][2])
+
+    @property
+    def metrics(self) -> Metrics:
+        """Timing."""
+        return cast(Metrics, self["stop"][3])
+
+
+class ModelStopReason(_StopTuple):
     """The result of one model call: why it stopped, the assistant message and its accounting.
 
     It is the last event of ``InvokeModelStage``. Middleware that short-circuits a model call
@@ -112,26 +138,6 @@ class ModelStopReason(TypedEvent):
     ) -> None:
         super().__init__()
         self["stop"] = (stop_reason, message, usage, metrics)
-
-    @property
-    def stop_reason(self) -> StopReason | str:
-        """Why the model stopped (``"tool_use"`` means the message asks for tool calls)."""
-        return cast("StopReason | str", self["stop"][0])
-
-    @property
-    def message(self) -> Message:
-        """The assistant message the model produced."""
-        return cast(Message, self["stop"][1])
-
-    @property
-    def usage(self) -> Usage:
-        """Tokens the call consumed."""
-        return cast(Usage, self["stop"][2])
-
-    @property
-    def metrics(self) -> Metrics:
-        """Timing of the call."""
-        return cast(Metrics, self["stop"][3])
 
 
 class ToolResultEvent(TypedEvent):
@@ -211,7 +217,7 @@ class ToolInterruptEvent(TypedEvent):
         return cast("list[Interrupt]", self["tool_interrupt_event"]["interrupts"])
 
 
-class EventLoopStopEvent(TypedEvent):
+class EventLoopStopEvent(_StopTuple):
     """The result of one agent pass: everything the caller's final result is built from.
 
     It is the last `EventLoopStopEvent` of ``AgentStreamStage``; middleware may yield trailing
@@ -243,26 +249,6 @@ class EventLoopStopEvent(TypedEvent):
     ) -> None:
         super().__init__()
         self["stop"] = (stop_reason, message, usage, metrics, interrupts)
-
-    @property
-    def stop_reason(self) -> StopReason | str:
-        """Why the pass stopped."""
-        return cast("StopReason | str", self["stop"][0])
-
-    @property
-    def message(self) -> Message:
-        """The last assistant message of the pass."""
-        return cast(Message, self["stop"][1])
-
-    @property
-    def usage(self) -> Usage:
-        """Tokens the pass consumed."""
-        return cast(Usage, self["stop"][2])
-
-    @property
-    def metrics(self) -> Metrics:
-        """Timing of the pass."""
-        return cast(Metrics, self["stop"][3])
 
     @property
     def interrupts(self) -> list[Interrupt] | None:
