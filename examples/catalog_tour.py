@@ -13,14 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from strands_middleware.agent import Agent, AgentResult
-from strands_middleware.catalog import (
-    Cache,
-    CallLimit,
-    Redact,
-    Retry,
-    ToolApproval,
-    ToolMock,
-)
+from strands_middleware.catalog import Cache, CallLimit, Redact, Retry, ToolApproval, ToolMock
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 

@@ -15,8 +15,8 @@ from typing import Any
 import strands
 
 from quickstart import audit, concise, timing
-from strands_middleware.adapters.strands import StrandsBridge
-from strands_middleware.adapters.strands.testing import ScriptedStrandsModel
+from strands_middleware.bridges.strands import StrandsBridge
+from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 
 

@@ -12,7 +12,6 @@ import pytest
 from strands_middleware import (
     ExecuteToolContext,
     ExecuteToolStage,
-    InterruptState,
     InvokeModelContext,
     InvokeModelStage,
     MiddlewareNext,
@@ -31,6 +30,7 @@ from strands_middleware.agent import (
     BeforeToolCallEvent,
     MessageAddedEvent,
 )
+from strands_middleware.host import InterruptState
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 

@@ -12,14 +12,14 @@ import pytest
 from strands_middleware import (
     ExecuteToolContext,
     ExecuteToolStage,
-    InterruptState,
     MiddlewareNext,
     ToolResultEvent,
     TypedEvent,
 )
 from strands_middleware.agent import Agent, AgentResult
+from strands_middleware.exceptions import InterruptResumeError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
-from strands_middleware.interrupts import InterruptResumeError
+from strands_middleware.host import InterruptState
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
@@ -165,7 +165,8 @@ def test_a_paused_run_resumes_in_another_process_from_json() -> None:
 
 
 def test_a_tool_raised_interrupt_pauses_and_resumes_into_the_tool() -> None:
-    from strands_middleware.interrupts import Interrupt, InterruptException
+    from strands_middleware.exceptions import InterruptException
+    from strands_middleware.interrupts import Interrupt
 
     answers: list[Any] = []
 

@@ -7,16 +7,12 @@ from typing import Any
 
 import pytest
 
-from strands_middleware import (
-    EventLoopStopEvent,
-    InterruptState,
-    Message,
-    MiddlewareNext,
-    MiddlewareRegistry,
-    TypedEvent,
-)
+from strands_middleware import MiddlewareNext, MiddlewareRegistry, TypedEvent
+from strands_middleware.content import Message
+from strands_middleware.events import EventLoopStopEvent
+from strands_middleware.exceptions import ReplacedMessagesError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
-from strands_middleware.host import ReplacedMessagesError, run_agent_pass
+from strands_middleware.host import InterruptState, run_agent_pass
 
 USER: Message = {"role": "user", "content": [{"text": "hi"}]}
 ANSWER: Message = {"role": "assistant", "content": [{"text": "hello"}]}

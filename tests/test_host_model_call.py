@@ -13,9 +13,9 @@ from strands_middleware import (
     MiddlewareNext,
     MiddlewareRegistry,
     ModelStopReason,
-    TextDeltaEvent,
     TypedEvent,
 )
+from strands_middleware.events import TextDeltaEvent
 from strands_middleware.host import model_call_context, run_model_call
 from strands_middleware.testing import ScriptedModel, text_turn
 

@@ -13,16 +13,14 @@ from strands_middleware import (
     ExecuteToolStage,
     Interrupt,
     InterruptException,
-    InterruptState,
     MiddlewareNext,
     MiddlewareRegistry,
-    ToolInterruptEvent,
     ToolResultEvent,
-    ToolSpec,
-    ToolUse,
     TypedEvent,
 )
-from strands_middleware.host import run_tool_call, tool_call_context
+from strands_middleware.content import ToolSpec, ToolUse
+from strands_middleware.events import ToolInterruptEvent
+from strands_middleware.host import InterruptState, run_tool_call, tool_call_context
 
 USE: ToolUse = {"toolUseId": "t-1", "name": "probe", "input": {"x": 1}}
 

@@ -28,17 +28,18 @@ from hypothesis.stateful import (
 )
 
 from strands_middleware.content import Message, ToolResult
+from strands_middleware.exceptions import (
+    InterruptException,
+    InterruptResponseFormatError,
+    InterruptResumeError,
+    InterruptStateDataError,
+)
+from strands_middleware.host.interrupt_state import InterruptState, PendingToolExecution
 from strands_middleware.interrupts import (
     AGENT_STREAM_INTERRUPT_PREFIX,
     EXECUTE_TOOL_INTERRUPT_PREFIX,
     Interrupt,
-    InterruptException,
-    InterruptResponseFormatError,
-    InterruptResumeError,
-    InterruptState,
-    InterruptStateDataError,
     MiddlewareInterruptResult,
-    PendingToolExecution,
     agent_stream_interrupt_id,
     execute_tool_interrupt_id,
     resolve_middleware_interrupt,

@@ -18,7 +18,8 @@ from strands_middleware.events import (
     ToolUseDeltaEvent,
     TypedEvent,
 )
-from strands_middleware.model_stream import ModelStreamError, process_model_stream
+from strands_middleware.exceptions import ModelStreamError
+from strands_middleware.host.model_stream import process_model_stream
 
 # -- chunk builders: each returns one Converse chunk, typed loosely so tests can also send the
 # -- malformed shapes a buggy model would.

@@ -18,10 +18,10 @@ from strands_middleware import (
     InvokeModelStage,
     ModelStopReason,
     ToolResultEvent,
-    split_system_prompt,
 )
 from strands_middleware.events import EventLoopStopEvent
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
+from strands_middleware.stages import split_system_prompt
 from strands_middleware.testing import ScriptedModel
 
 

@@ -23,7 +23,7 @@ from strands_middleware.events import (
     ToolUseDeltaEvent,
     TypedEvent,
 )
-from strands_middleware.model_stream import process_model_stream
+from strands_middleware.host.model_stream import process_model_stream
 from strands_middleware.models import Model
 from strands_middleware.testing import (
     ModelRequest,

@@ -11,8 +11,9 @@ import pytest
 
 from strands_middleware.content import ToolResult, ToolUse
 from strands_middleware.events import ToolResultEvent
-from strands_middleware.interrupts import Interrupt, InterruptException
-from strands_middleware.tools import AgentTool, FunctionTool, ToolInputError, tool
+from strands_middleware.exceptions import InterruptException, ToolInputError
+from strands_middleware.interrupts import Interrupt
+from strands_middleware.tools import AgentTool, FunctionTool, tool
 
 
 def call(tool_use_id: str = "t1", name: str = "tool", **tool_input: Any) -> ToolUse:

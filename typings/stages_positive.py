@@ -8,7 +8,6 @@ from typing import Literal
 from typing_extensions import assert_type
 
 from strands_middleware import (
-    EventLoopStopEvent,
     ExecuteToolContext,
     ExecuteToolStage,
     InvokeModelContext,
@@ -21,8 +20,9 @@ from strands_middleware import (
     ToolResultEvent,
     TypedEvent,
 )
-from strands_middleware.adapters.strands import StrandsBridge
 from strands_middleware.agent import Agent
+from strands_middleware.bridges.strands import StrandsBridge
+from strands_middleware.events import EventLoopStopEvent
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.testing import ScriptedModel
 

@@ -3,50 +3,22 @@
 Register handlers on stage tokens (`MiddlewareStage`) in one of three phases: Input transforms
 the context, Wrap surrounds the whole operation as an async generator, Output transforms the
 result. A `MiddlewareRegistry` compiles each stage's handlers into one chain and runs it.
+
+This front door holds the engine and the built-in stages. The rest lives in modules named for
+what they hold: Converse shapes in `strands_middleware.content`, stream events in
+`strands_middleware.events`, errors in `strands_middleware.exceptions`, the adapter layer for
+hosts in `strands_middleware.host`, ready-made middleware in `strands_middleware.catalog`.
 """
 
-from .content import (
-    ContentBlock,
-    Message,
-    Messages,
-    Metrics,
-    StopReason,
-    SystemContentBlock,
-    SystemPrompt,
-    ToolChoice,
-    ToolResult,
-    ToolSpec,
-    ToolUse,
-    Usage,
-)
-from .events import (
-    EventLoopStopEvent,
-    ModelMessageEvent,
-    ModelStopReason,
-    ModelStreamEvent,
-    ReasoningDeltaEvent,
-    TextDeltaEvent,
-    ToolInterruptEvent,
-    ToolResultEvent,
-    ToolStreamEvent,
-    ToolUseDeltaEvent,
-    TypedEvent,
-)
-from .handlers import (
+from .engine.handlers import (
     MiddlewareHandler,
     MiddlewareInputHandler,
     MiddlewareNext,
     MiddlewareOutputHandler,
 )
-from .interrupts import (
-    Interrupt,
-    InterruptException,
-    InterruptState,
-    MiddlewareInterruptResult,
-)
-from .registry import MiddlewareRegistry, MiddlewareSource, missing_result
-from .result import InterruptControlEvent, MiddlewareResult
-from .stage import (
+from .engine.registry import MiddlewareRegistry, MiddlewareSource
+from .engine.result import InterruptControlEvent, MiddlewareResult, halts_stage
+from .engine.stage import (
     Middleware,
     MiddlewareInputPhase,
     MiddlewareOutputPhase,
@@ -54,30 +26,22 @@ from .stage import (
     MiddlewareStage,
     MiddlewareWrapPhase,
 )
-from .stages import (
-    ExecuteToolContext,
-    ExecuteToolStage,
-    InvokeModelContext,
-    InvokeModelStage,
-    split_system_prompt,
-)
+from .events import ModelStopReason, ToolResultEvent, TypedEvent
+from .exceptions import CONTROL_FLOW_EXCEPTIONS, InterruptException, MissingResultError
+from .interrupts import Interrupt, MiddlewareInterruptResult
+from .stages import ExecuteToolContext, ExecuteToolStage, InvokeModelContext, InvokeModelStage
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ContentBlock",
-    "EventLoopStopEvent",
+    "CONTROL_FLOW_EXCEPTIONS",
     "ExecuteToolContext",
     "ExecuteToolStage",
     "Interrupt",
     "InterruptControlEvent",
     "InterruptException",
-    "InterruptState",
     "InvokeModelContext",
     "InvokeModelStage",
-    "Message",
-    "Messages",
-    "Metrics",
     "Middleware",
     "MiddlewareHandler",
     "MiddlewareInputHandler",
@@ -92,25 +56,10 @@ __all__ = [
     "MiddlewareSource",
     "MiddlewareStage",
     "MiddlewareWrapPhase",
-    "ModelMessageEvent",
+    "MissingResultError",
     "ModelStopReason",
-    "ModelStreamEvent",
-    "ReasoningDeltaEvent",
-    "StopReason",
-    "SystemContentBlock",
-    "SystemPrompt",
-    "TextDeltaEvent",
-    "ToolChoice",
-    "ToolInterruptEvent",
-    "ToolResult",
     "ToolResultEvent",
-    "ToolSpec",
-    "ToolStreamEvent",
-    "ToolUse",
-    "ToolUseDeltaEvent",
     "TypedEvent",
-    "Usage",
     "__version__",
-    "missing_result",
-    "split_system_prompt",
+    "halts_stage",
 ]

@@ -161,6 +161,33 @@ class ToolResultEvent(TypedEvent):
         self["tool_result"] = tool_result
         self._exception = exception
 
+    @classmethod
+    def error(
+        cls, tool_use_id: str, text: str, exception: Exception | None = None
+    ) -> ToolResultEvent:
+        """An error result the model reads as the tool's answer: ``text`` as its only content.
+
+        Use it to refuse or fail a call from middleware (an approval denied, a limit reached);
+        the model sees ``{"status": "error", "content": [{"text": text}]}``.
+        """
+        result: ToolResult = {
+            "toolUseId": tool_use_id,
+            "status": "error",
+            "content": [{"text": text}],
+        }
+        return cls(result, exception=exception)
+
+    @classmethod
+    def from_exception(cls, tool_use_id: str, exception: Exception) -> ToolResultEvent:
+        """The error result of a failed call: ``"Error: <message>"``, keeping the exception.
+
+        An exception with an empty message (``raise ValueError()``) still says what went wrong by
+        its type; "Error: " alone would tell the model nothing.
+        """
+        return cls.error(
+            tool_use_id, f"Error: {str(exception) or type(exception).__name__}", exception
+        )
+
     @property
     def tool_result(self) -> ToolResult:
         """The result sent back to the model."""

@@ -3,7 +3,7 @@
 `ScriptedModel` answers each model call with the next turn of a script. A scripted message is
 played back as a real Converse chunk stream (text in several deltas, tool input as JSON split
 across deltas, a stop reason and a metadata chunk), so the code under test parses exactly what a
-provider would send, through `strands_middleware.model_stream.process_model_stream`. Every call
+provider would send, through `strands_middleware.host.model_stream.process_model_stream`. Every call
 is recorded as a `ModelRequest`, so a test can assert what middleware actually sent the model.
 
 Example::

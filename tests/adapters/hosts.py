@@ -13,10 +13,10 @@ from typing import Any
 
 import strands
 
-from strands_middleware.adapters.strands import StrandsBridge
-from strands_middleware.adapters.strands.testing import ScriptedStrandsModel
 from strands_middleware.agent import Agent
-from strands_middleware.registry import MiddlewareSource
+from strands_middleware.bridges.strands import StrandsBridge
+from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
+from strands_middleware.engine.registry import MiddlewareSource
 from strands_middleware.testing import ScriptedModel, ScriptedTurn
 from strands_middleware.tools import tool
 

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from strands_middleware import (
-    EventLoopStopEvent,
     ExecuteToolContext,
     ExecuteToolStage,
     InvokeModelContext,
@@ -25,6 +24,7 @@ from strands_middleware import (
     ToolResultEvent,
     TypedEvent,
 )
+from strands_middleware.events import EventLoopStopEvent
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.testing import text_turn, tool_turn
 

@@ -23,16 +23,16 @@ from strands_middleware import (
     ToolResultEvent,
     TypedEvent,
 )
-from strands_middleware.adapters.strands import StrandsBridge
-from strands_middleware.adapters.strands.testing import ScriptedStrandsModel
-from strands_middleware.adapters.strands.translate import (
+from strands_middleware.bridges.strands import StrandsBridge
+from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
+from strands_middleware.bridges.strands.translate import (
     HostEvent,
     HostInterrupts,
     inbound,
     outbound,
 )
+from strands_middleware.exceptions import ReplacedMessagesError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
-from strands_middleware.host import ReplacedMessagesError
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn
 
@@ -178,7 +178,7 @@ def test_model_stop_reason_in_handlers_is_this_librarys() -> None:
 def test_importing_the_adapter_without_strands_names_the_extra() -> None:
     code = (
         "import sys; sys.modules['strands'] = None; sys.modules['strands.middleware'] = None\n"
-        "import strands_middleware.adapters.strands"
+        "import strands_middleware.bridges.strands"
     )
     completed = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=False

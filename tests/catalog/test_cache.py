@@ -16,15 +16,13 @@ from strands_middleware import (
     InvokeModelStage,
     MiddlewareNext,
     MiddlewareRegistry,
-    ModelMessageEvent,
     ModelStopReason,
-    TextDeltaEvent,
-    ToolInterruptEvent,
     ToolResultEvent,
     TypedEvent,
 )
 from strands_middleware.agent import Agent
 from strands_middleware.catalog.cache import Cache, MemoryStore
+from strands_middleware.events import ModelMessageEvent, TextDeltaEvent, ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool

@@ -14,16 +14,16 @@ from strands_middleware import (
     ExecuteToolStage,
     InvokeModelContext,
     InvokeModelStage,
-    Message,
     MiddlewareNext,
     MiddlewareRegistry,
     ModelStopReason,
-    ToolInterruptEvent,
     ToolResultEvent,
     TypedEvent,
 )
 from strands_middleware.agent import AfterModelCallEvent, AfterToolCallEvent, Agent
 from strands_middleware.catalog.call_limit import CallLimit, CallLimitExceeded, ScopedState
+from strands_middleware.content import Message
+from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool

@@ -16,12 +16,12 @@ from strands_middleware import (
     InvokeModelStage,
     MiddlewareNext,
     MiddlewareRegistry,
-    ToolInterruptEvent,
     ToolResultEvent,
     TypedEvent,
 )
 from strands_middleware.agent import Agent
 from strands_middleware.catalog.concurrency_limit import ConcurrencyLimit
+from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool

@@ -17,11 +17,11 @@ from strands_middleware import (
     MiddlewareNext,
     MiddlewareRegistry,
     ModelStopReason,
-    ToolInterruptEvent,
     TypedEvent,
 )
 from strands_middleware.agent import Agent
 from strands_middleware.catalog.rate_limit import RateLimit
+from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool

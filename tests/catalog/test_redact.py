@@ -12,15 +12,15 @@ from strands_middleware import (
     ExecuteToolContext,
     ExecuteToolStage,
     InvokeModelStage,
-    Message,
     MiddlewareNext,
     MiddlewareRegistry,
-    TextDeltaEvent,
     ToolResultEvent,
     TypedEvent,
 )
 from strands_middleware.agent import Agent
 from strands_middleware.catalog.redact import DEFAULT_PATTERNS, Redact
+from strands_middleware.content import Message
+from strands_middleware.events import TextDeltaEvent
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 

@@ -18,14 +18,13 @@ from strands_middleware import (
     MiddlewareNext,
     MiddlewareRegistry,
     ModelStopReason,
-    TextDeltaEvent,
-    ToolInterruptEvent,
     ToolResultEvent,
     TypedEvent,
 )
 from strands_middleware.agent import AfterModelCallEvent, Agent
 from strands_middleware.catalog.retry import Retry
 from strands_middleware.catalog.timeout import CallTimeout, Timeout
+from strands_middleware.events import TextDeltaEvent, ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool

@@ -13,14 +13,14 @@ from strands_middleware import (
     ExecuteToolContext,
     ExecuteToolStage,
     Interrupt,
-    InterruptState,
-    Message,
     MiddlewareRegistry,
     ToolResultEvent,
     TypedEvent,
 )
 from strands_middleware.agent import Agent, AgentResult
 from strands_middleware.catalog.tool_approval import ACCEPTED_ANSWERS, ToolApproval
+from strands_middleware.content import Message
+from strands_middleware.host import InterruptState
 from strands_middleware.interrupts import execute_tool_interrupt_id
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool

@@ -23,14 +23,10 @@ from typing import Any
 from strands_middleware import (
     ExecuteToolContext,
     ExecuteToolStage,
-    InterruptState,
     InvokeModelStage,
-    Message,
     MiddlewareNext,
     MiddlewareResult,
     ToolResultEvent,
-    ToolSpec,
-    ToolUse,
     TypedEvent,
 )
 from strands_middleware.agent import (
@@ -43,7 +39,9 @@ from strands_middleware.agent import (
     MessageAddedEvent,
 )
 from strands_middleware.catalog import Retry
+from strands_middleware.content import Message, ToolSpec, ToolUse
 from strands_middleware.experimental import AgentStreamStage
+from strands_middleware.host import InterruptState
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 
 STAGES = {"model": InvokeModelStage, "tool": ExecuteToolStage, "pass": AgentStreamStage}

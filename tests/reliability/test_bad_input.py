@@ -23,15 +23,17 @@ from strands_middleware import (
     MiddlewareResult,
     ModelStopReason,
     ToolResultEvent,
-    ToolSpec,
-    ToolUse,
     TypedEvent,
 )
 from strands_middleware.agent import Agent
+from strands_middleware.content import ToolSpec, ToolUse
+from strands_middleware.exceptions import (
+    InterruptResponseFormatError,
+    InterruptResumeError,
+    ModelStreamError,
+    ReplacedMessagesError,
+)
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
-from strands_middleware.host import ReplacedMessagesError
-from strands_middleware.interrupts import InterruptResponseFormatError, InterruptResumeError
-from strands_middleware.model_stream import ModelStreamError
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 

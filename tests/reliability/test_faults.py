@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from strands_middleware import InterruptState
+from strands_middleware.host import InterruptState
 
 from .harness import (
     HOOKS,

@@ -20,7 +20,16 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from ..content import ContentBlock, Message, Messages, SystemPrompt, ToolChoice, ToolResult, ToolUse
+from ..content import (
+    ContentBlock,
+    Message,
+    Messages,
+    SystemPrompt,
+    ToolChoice,
+    ToolResult,
+    ToolUse,
+)
+from ..engine.registry import MiddlewareSource
 from ..events import (
     EventLoopStopEvent,
     ModelStopReason,
@@ -29,12 +38,12 @@ from ..events import (
     TypedEvent,
 )
 from ..host.agent_pass import run_agent_pass
+from ..host.interrupt_state import InterruptState, PendingToolExecution
 from ..host.mixin import MiddlewareHostMixin
 from ..host.model_call import model_call_context, run_model_call
-from ..host.tool_call import error_result, run_tool_call, tool_call_context
-from ..interrupts import Interrupt, InterruptState, PendingToolExecution
+from ..host.tool_call import run_tool_call, tool_call_context
+from ..interrupts import Interrupt
 from ..models import Model
-from ..registry import MiddlewareSource
 from ..stages.agent_stream import AgentStreamContext
 from ..tools import AgentTool
 from .hooks import (
@@ -208,11 +217,11 @@ class Agent(MiddlewareHostMixin):
                     answered.add(use["toolUseId"])
                     blocks.append(
                         ContentBlock(
-                            toolResult=error_result(
+                            toolResult=ToolResultEvent.error(
                                 use["toolUseId"],
                                 "Tool call did not complete: the invocation that made it ended "
                                 "before the tool ran.",
-                            )
+                            ).tool_result
                         )
                     )
             if not blocks:
@@ -310,9 +319,9 @@ class Agent(MiddlewareHostMixin):
         outcomes = {use["toolUseId"]: _ToolOutcome() for use in todo}
         if self._cancel_signal.is_set():
             for use in todo:
-                outcomes[use["toolUseId"]].result = error_result(
+                outcomes[use["toolUseId"]].result = ToolResultEvent.error(
                     use["toolUseId"], "Tool call cancelled: the agent was cancelled."
-                )
+                ).tool_result
         else:
             streams = [self._one_tool(use, state, outcomes[use["toolUseId"]]) for use in todo]
             async for event in _merge(streams, sequential=self.sequential_tools):
@@ -352,7 +361,7 @@ class Agent(MiddlewareHostMixin):
                 if isinstance(before.cancel_tool, str)
                 else "Tool call cancelled."
             )
-            outcome.result = error_result(tool_use["toolUseId"], text)
+            outcome.result = ToolResultEvent.error(tool_use["toolUseId"], text).tool_result
             return
         while True:
             result_event: ToolResultEvent | None = None
@@ -378,9 +387,7 @@ class Agent(MiddlewareHostMixin):
                         yield event
             except Exception as exc:
                 # A failure in tool middleware becomes an error result, like a failing tool.
-                result_event = ToolResultEvent(
-                    error_result(tool_use["toolUseId"], f"Error: {exc}"), exception=exc
-                )
+                result_event = ToolResultEvent.from_exception(tool_use["toolUseId"], exc)
             if outcome.interrupts:
                 return
             assert result_event is not None

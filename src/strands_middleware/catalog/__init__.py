@@ -5,7 +5,7 @@ Every item is configured with keyword arguments and is an iterable of `Middlewar
 needs. Items are written against the built-in stages only.
 """
 
-from ._stages import CallStage, CatalogMiddleware
+from ._base import CallStage, CatalogMiddleware
 from .cache import Cache, CacheStore, MemoryStore
 from .call_limit import CallLimit, CallLimitExceeded, Scope, ScopedState
 from .concurrency_limit import ConcurrencyLimit

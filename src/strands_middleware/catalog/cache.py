@@ -54,11 +54,12 @@ from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, Protocol, cast
 
+from ..engine.result import halts_stage
+from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
-from ..stage import Middleware
 from ..stages.execute_tool import ExecuteToolContext
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._stages import CallStage, CatalogMiddleware, check_call_stage
+from ._base import CallStage, CatalogMiddleware, check_call_stage
 
 __all__ = ["Cache", "CacheStore", "MemoryStore"]
 
@@ -284,7 +285,7 @@ class Cache(CatalogMiddleware):
             async for event in next_fn(context):
                 if isinstance(event, result_type):
                     result = event
-                elif getattr(event, "is_interrupt", False):
+                elif halts_stage(event):
                     halted = True
                 yield event
             if result is not None and not halted and _succeeded(result):

@@ -44,14 +44,14 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast
 
-from ..content import ToolResult
+from ..engine.handlers import MiddlewareNext
+from ..engine.result import halts_stage
+from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
-from ..handlers import MiddlewareNext
-from ..interrupts import InterruptException
-from ..stage import Middleware
+from ..exceptions import InterruptException
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._stages import CatalogMiddleware
+from ._base import CatalogMiddleware
 
 __all__ = ["CallLimit", "CallLimitExceeded", "Scope", "ScopedState"]
 
@@ -274,14 +274,14 @@ class CallLimit(CatalogMiddleware):
             name = context.tool_use["name"]
             refusal = self._refusal(calls, name)
             if refusal is not None:
-                yield ToolResultEvent(_refused(context.tool_use["toolUseId"], refusal))
+                yield ToolResultEvent.error(context.tool_use["toolUseId"], refusal)
                 return
             calls.tools += 1
             calls.per_tool[name] = calls.per_tool.get(name, 0) + 1
             counted = True
             try:
                 async for event in next_fn(context):
-                    if counted and getattr(event, "is_interrupt", False):
+                    if counted and halts_stage(event):
                         counted = False
                         _uncount(calls, name)
                     yield event
@@ -312,10 +312,6 @@ class CallLimit(CatalogMiddleware):
 def _uncount(calls: _Calls, name: str) -> None:
     calls.tools -= 1
     calls.per_tool[name] -= 1
-
-
-def _refused(tool_use_id: str, text: str) -> ToolResult:
-    return {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
 
 
 def _count(number: int, noun: str) -> str:

@@ -29,10 +29,11 @@ from collections import deque
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, cast
 
+from ..engine.result import halts_stage
+from ..engine.stage import Middleware
 from ..events import TypedEvent
-from ..stage import Middleware
 from ..stages.invoke_model import InvokeModelStage
-from ._stages import CallStage, CatalogMiddleware, check_call_stage
+from ._base import CallStage, CatalogMiddleware, check_call_stage
 
 __all__ = ["ConcurrencyLimit"]
 
@@ -84,7 +85,7 @@ class ConcurrencyLimit(CatalogMiddleware):
             held = True
             try:
                 async for event in next_fn(context):
-                    if held and getattr(event, "is_interrupt", False):
+                    if held and halts_stage(event):
                         held = False
                         slots.release()
                     yield event

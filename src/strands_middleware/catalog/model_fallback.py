@@ -26,24 +26,21 @@ Hooks see one model call however many models were tried. Register `Retry` *insid
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any, cast
 
+from ..engine.handlers import MiddlewareNext
+from ..engine.stage import Middleware
 from ..events import TypedEvent
-from ..handlers import MiddlewareNext
-from ..interrupts import InterruptException
+from ..exceptions import CONTROL_FLOW_EXCEPTIONS
 from ..models import Model
-from ..stage import Middleware
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._stages import CatalogMiddleware
+from ._base import CatalogMiddleware
 
 __all__ = ["ModelFallback"]
 
 _logger = logging.getLogger("strands_middleware")
-
-_NEVER_CAUGHT = (InterruptException, asyncio.CancelledError, GeneratorExit, KeyboardInterrupt)
 
 
 class ModelFallback(CatalogMiddleware):
@@ -89,7 +86,7 @@ class ModelFallback(CatalogMiddleware):
         self.on = errors
 
     def _falls_back(self, error: BaseException) -> bool:
-        return isinstance(error, self.on) and not isinstance(error, _NEVER_CAUGHT)
+        return isinstance(error, self.on) and not isinstance(error, CONTROL_FLOW_EXCEPTIONS)
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         async def fallback(
@@ -104,7 +101,7 @@ class ModelFallback(CatalogMiddleware):
                     async for event in next_fn(attempt):
                         yield event
                         forwarded = True
-                except _NEVER_CAUGHT:
+                except CONTROL_FLOW_EXCEPTIONS:
                     raise
                 except Exception as error:
                     if forwarded or position == len(order) - 1 or not self._falls_back(error):

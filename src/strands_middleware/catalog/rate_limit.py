@@ -30,11 +30,12 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, cast
 
+from ..engine.result import halts_stage
+from ..engine.stage import Middleware
 from ..events import TypedEvent
-from ..interrupts import InterruptException
-from ..stage import Middleware
+from ..exceptions import InterruptException
 from ..stages.invoke_model import InvokeModelStage
-from ._stages import CallStage, CatalogMiddleware, check_call_stage
+from ._base import CallStage, CatalogMiddleware, check_call_stage
 
 __all__ = ["RateLimit"]
 
@@ -117,7 +118,7 @@ class RateLimit(CatalogMiddleware):
             spent = True
             try:
                 async for event in next_fn(context):
-                    if spent and getattr(event, "is_interrupt", False):
+                    if spent and halts_stage(event):
                         spent = False
                         bucket.give_back()
                     yield event

@@ -54,12 +54,12 @@ from types import MappingProxyType
 from typing import Any, TypeGuard, TypeVar, cast
 
 from ..content import ContentBlock, Message, Messages, ToolResult, ToolResultContent
+from ..engine.result import MiddlewareResult
+from ..engine.stage import Middleware
 from ..events import ModelStopReason, ToolResultEvent
-from ..result import MiddlewareResult
-from ..stage import Middleware
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._stages import CatalogMiddleware
+from ._base import CatalogMiddleware
 
 __all__ = ["DEFAULT_PATTERNS", "Redact"]
 

@@ -26,15 +26,13 @@ import random
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, cast
 
+from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
-from ..interrupts import InterruptException
-from ..stage import Middleware
+from ..exceptions import CONTROL_FLOW_EXCEPTIONS
 from ..stages.invoke_model import InvokeModelStage
-from ._stages import CallStage, CatalogMiddleware, check_call_stage
+from ._base import CallStage, CatalogMiddleware, check_call_stage
 
 __all__ = ["Retry"]
-
-_NEVER_RETRIED = (InterruptException, asyncio.CancelledError, GeneratorExit, KeyboardInterrupt)
 
 
 class Retry(CatalogMiddleware):
@@ -110,7 +108,7 @@ class Retry(CatalogMiddleware):
         return (
             error is not None
             and isinstance(error, self.on)
-            and not isinstance(error, _NEVER_RETRIED)
+            and not isinstance(error, CONTROL_FLOW_EXCEPTIONS)
         )
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
@@ -133,7 +131,7 @@ class Retry(CatalogMiddleware):
                             continue
                         yield event
                         forwarded = True
-                except _NEVER_RETRIED:
+                except CONTROL_FLOW_EXCEPTIONS:
                     raise
                 except Exception as error:
                     if (

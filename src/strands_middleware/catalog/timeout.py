@@ -43,12 +43,12 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, cast
 
-from ..content import ToolResult
+from ..engine.result import halts_stage
+from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
-from ..stage import Middleware
 from ..stages.execute_tool import ExecuteToolStage
 from ..stages.invoke_model import InvokeModelStage
-from ._stages import CallStage, CatalogMiddleware, check_call_stage
+from ._base import CallStage, CatalogMiddleware, check_call_stage
 
 __all__ = ["CallTimeout", "Timeout"]
 
@@ -168,7 +168,7 @@ class Timeout(CatalogMiddleware):
                         if alarm.others_pending():
                             raise asyncio.CancelledError
                         break
-                    if isinstance(event, result_type) or getattr(event, "is_interrupt", False):
+                    if isinstance(event, result_type) or halts_stage(event):
                         settled = True
                     yield event
                 await stream.aclose()
@@ -178,20 +178,16 @@ class Timeout(CatalogMiddleware):
                 error.__cause__ = cause
                 if not answers:
                     raise error
-                yield ToolResultEvent(_timed_out(context.tool_use["toolUseId"], self), error)
+                yield ToolResultEvent.error(
+                    context.tool_use["toolUseId"],
+                    f"Tool call timed out after {self.seconds:g}s",
+                    error,
+                )
             finally:
                 await stream.aclose()
 
         timeout.__qualname__ = f"Timeout[{self.stage.name}]"
         return [self.stage.wrap(timeout)]
-
-
-def _timed_out(tool_use_id: str, limit: Timeout) -> ToolResult:
-    return {
-        "toolUseId": tool_use_id,
-        "status": "error",
-        "content": [{"text": f"Tool call timed out after {limit.seconds:g}s"}],
-    }
 
 
 class _Alarm:

@@ -46,12 +46,11 @@ from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapp
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
-from ..content import ToolResult
+from ..engine.handlers import MiddlewareNext
+from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
-from ..handlers import MiddlewareNext
-from ..stage import Middleware
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from ._stages import CatalogMiddleware
+from ._base import CatalogMiddleware
 
 __all__ = ["ACCEPTED_ANSWERS", "AllTools", "ToolApproval"]
 
@@ -217,17 +216,15 @@ class ToolApproval(CatalogMiddleware):
                     tool_use["name"],
                     decision,
                 )
-                yield ToolResultEvent(
-                    _error(
-                        tool_use["toolUseId"], f"Not run: {decision} Accepted: {ACCEPTED_ANSWERS}."
-                    )
+                yield ToolResultEvent.error(
+                    tool_use["toolUseId"], f"Not run: {decision} Accepted: {ACCEPTED_ANSWERS}."
                 )
                 return
             if decision.kind == "deny":
                 text = f"A human denied this call to {tool_use['name']!r}."
                 if decision.message:
                     text = f"{text} Their message: {decision.message}"
-                yield ToolResultEvent(_error(tool_use["toolUseId"], text))
+                yield ToolResultEvent.error(tool_use["toolUseId"], text)
                 return
             if decision.kind == "edit":
                 context = context.replace(tool_use={**tool_use, "input": decision.new_input})
@@ -273,10 +270,6 @@ def _decide(answer: object) -> _Decision | str:
         )
     # A copy: the answer lives in the interrupt state, and the tool may change what it is given.
     return _Decision("edit", new_input=copy.deepcopy(dict(cast("Mapping[str, Any]", new_input))))
-
-
-def _error(tool_use_id: str, text: str) -> ToolResult:
-    return {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
 
 
 def _shorten(value: object) -> str:

@@ -29,22 +29,20 @@ order they arrived; calls passed through are not recorded.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, cast
 
 from ..content import ToolResult, ToolUse
+from ..engine.handlers import MiddlewareNext
+from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
-from ..handlers import MiddlewareNext
-from ..interrupts import InterruptException
-from ..stage import Middleware
+from ..exceptions import CONTROL_FLOW_EXCEPTIONS
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from ..tools import error_event, result_text
-from ._stages import CatalogMiddleware
+from ..tools import result_text
+from ._base import CatalogMiddleware
 
 __all__ = ["ToolMock"]
 
-_NEVER_CAUGHT = (InterruptException, asyncio.CancelledError)
 _RESULT_KEYS = frozenset({"toolUseId", "status", "content"})
 
 
@@ -105,15 +103,15 @@ class ToolMock(CatalogMiddleware):
         fixture = self.fixtures[tool_use["name"]]
         tool_use_id = tool_use["toolUseId"]
         if _is_exception_class(fixture):
-            return error_event(tool_use_id, cast("type[Exception]", fixture)())
+            return ToolResultEvent.from_exception(tool_use_id, cast("type[Exception]", fixture)())
         value: object = fixture
         if callable(fixture):
             try:
                 value = fixture(tool_use)
-            except _NEVER_CAUGHT:
+            except CONTROL_FLOW_EXCEPTIONS:
                 raise
             except Exception as error:
-                return error_event(tool_use_id, error)
+                return ToolResultEvent.from_exception(tool_use_id, error)
         return _as_result(tool_use_id, value)
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
@@ -130,17 +128,11 @@ class ToolMock(CatalogMiddleware):
                     yield event
                 return
             known = ", ".join(repr(name) for name in self.fixtures) or "none"
-            result: ToolResult = {
-                "toolUseId": tool_use["toolUseId"],
-                "status": "error",
-                "content": [
-                    {
-                        "text": f"ToolMock has no fixture for tool {tool_use['name']!r} and "
-                        f"passes no calls through; tools with fixtures: {known}"
-                    }
-                ],
-            }
-            yield ToolResultEvent(result)
+            yield ToolResultEvent.error(
+                tool_use["toolUseId"],
+                f"ToolMock has no fixture for tool {tool_use['name']!r} and passes no calls "
+                f"through; tools with fixtures: {known}",
+            )
 
         mock.__qualname__ = f"ToolMock[{ExecuteToolStage.name}]"
         return [ExecuteToolStage.wrap(mock)]
@@ -148,11 +140,11 @@ class ToolMock(CatalogMiddleware):
 
 def _as_result(tool_use_id: str, value: object) -> ToolResultEvent:
     if isinstance(value, BaseException):
-        if isinstance(value, _NEVER_CAUGHT) or not isinstance(value, Exception):
+        if isinstance(value, CONTROL_FLOW_EXCEPTIONS) or not isinstance(value, Exception):
             raise value  # control flow, returned instead of raised: it still is control flow
-        return error_event(tool_use_id, value)
+        return ToolResultEvent.from_exception(tool_use_id, value)
     if _is_exception_class(value):
-        return error_event(tool_use_id, cast("type[Exception]", value)())
+        return ToolResultEvent.from_exception(tool_use_id, cast("type[Exception]", value)())
     if isinstance(value, ToolResultEvent):
         return ToolResultEvent({**value.tool_result, "toolUseId": tool_use_id}, value.exception)
     if _looks_like_result(value):

@@ -46,13 +46,13 @@ import asyncio
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from ..engine.handlers import MiddlewareNext
+from ..engine.stage import Middleware
 from ..events import ModelStopReason, ToolInterruptEvent, ToolResultEvent, TypedEvent
-from ..handlers import MiddlewareNext
-from ..interrupts import InterruptException
-from ..stage import Middleware
+from ..exceptions import InterruptException
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._stages import CatalogMiddleware
+from ._base import CatalogMiddleware
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
@@ -131,7 +131,7 @@ class Tracing(CatalogMiddleware):
         def model_span(context: InvokeModelContext) -> Span:
             model = context.model
             attributes: dict[str, str] = {
-                "strands_middleware.stage": InvokeModelStage.name,
+                "strands_middleware.engine.stage": InvokeModelStage.name,
                 "gen_ai.operation.name": "chat",
                 "strands_middleware.model": type(model).__name__,
             }
@@ -146,7 +146,7 @@ class Tracing(CatalogMiddleware):
                 EXECUTE_TOOL_SPAN,
                 kind=SpanKind.INTERNAL,
                 attributes={
-                    "strands_middleware.stage": ExecuteToolStage.name,
+                    "strands_middleware.engine.stage": ExecuteToolStage.name,
                     "gen_ai.operation.name": "execute_tool",
                     "gen_ai.tool.name": tool_use["name"],
                     "gen_ai.tool.call.id": tool_use["toolUseId"],

@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ..content import Usage
+from ..engine.handlers import MiddlewareNext
+from ..engine.stage import Middleware
 from ..events import ModelStopReason, TypedEvent
-from ..handlers import MiddlewareNext
-from ..stage import Middleware
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._stages import CatalogMiddleware
+from ._base import CatalogMiddleware
 from .call_limit import Scope, ScopedState
 
 __all__ = ["UsageBudget", "UsageBudgetExceeded"]

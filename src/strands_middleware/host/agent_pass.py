@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
 from typing import Any
 
 from ..content import Message, Messages
+from ..engine.registry import MiddlewareRegistry, demand_result
 from ..events import EventLoopStopEvent, TypedEvent
-from ..interrupts import InterruptException, InterruptState
-from ..registry import MiddlewareRegistry, missing_result
+from ..exceptions import InterruptException, ReplacedMessagesError
 from ..stages.agent_stream import AgentStreamContext, AgentStreamStage
+from .interrupt_state import InterruptState
 
-__all__ = ["ReplacedMessagesError", "run_agent_pass"]
-
-
-class ReplacedMessagesError(RuntimeError):
-    """An AgentStreamStage handler replaced ``context.messages``, which cannot take effect."""
+__all__ = ["run_agent_pass"]
 
 
 def _checked(
@@ -31,12 +29,7 @@ def _checked(
 ) -> Callable[[AgentStreamContext], AsyncGenerator[TypedEvent, None]]:
     def run(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
         if context.messages is not messages:
-            raise ReplacedMessagesError(
-                "an AgentStreamStage handler replaced context.messages, but the pass's input was "
-                "already appended to the agent's history before the chain ran, so the new list "
-                "would be silently ignored. Edit the messages in place, or rewrite the model's "
-                "input with an InvokeModelStage Input handler (context.replace(messages=...))."
-            )
+            raise ReplacedMessagesError
         return terminal(context)
 
     return run
@@ -83,10 +76,11 @@ async def run_agent_pass(
     stream = registry.invoke(AgentStreamStage, context, _checked(terminal, messages))
     stop: EventLoopStopEvent | None = None
     try:
-        async for event in stream:
-            if isinstance(event, EventLoopStopEvent):
-                stop = event
-            yield event
+        async with aclosing(demand_result(AgentStreamStage, stream)) as events:
+            async for event in events:
+                if isinstance(event, EventLoopStopEvent):
+                    stop = event
+                yield event
     except InterruptException as exc:
         if stop is not None and not _is_tool_interrupt(stop):
             interrupt_state.deactivate()
@@ -106,10 +100,7 @@ async def run_agent_pass(
             interrupts=[registered],
         )
         return
-    finally:
-        await stream.aclose()
-    if stop is None:
-        raise missing_result(AgentStreamStage)
+    assert stop is not None  # demand_result raised otherwise
     if (
         interrupt_state.activated
         and stop.stop_reason != "interrupt"

@@ -6,9 +6,9 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import Self
 
-from ..handlers import MiddlewareHandler, MiddlewareInputHandler, MiddlewareOutputHandler
-from ..registry import MiddlewareRegistry, MiddlewareSource
-from ..stage import (
+from ..engine.handlers import MiddlewareHandler, MiddlewareInputHandler, MiddlewareOutputHandler
+from ..engine.registry import MiddlewareRegistry, MiddlewareSource
+from ..engine.stage import (
     MiddlewareInputPhase,
     MiddlewareOutputPhase,
     MiddlewareStage,

@@ -8,11 +8,11 @@ from contextlib import aclosing
 from typing import Any
 
 from ..content import Messages, SystemPrompt, ToolChoice, ToolSpec
-from ..events import ModelStopReason, TypedEvent
-from ..model_stream import process_model_stream
+from ..engine.registry import MiddlewareRegistry, demand_result
+from ..events import TypedEvent
 from ..models import Model
-from ..registry import MiddlewareRegistry, missing_result
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage, split_system_prompt
+from .model_stream import process_model_stream
 
 __all__ = ["invoke_model_terminal", "model_call_context", "run_model_call"]
 
@@ -70,16 +70,9 @@ async def run_model_call(
     """Run the stage and yield its events; the last `ModelStopReason` yielded is the result.
 
     Raises:
-        RuntimeError: the chain produced no `ModelStopReason`.
+        MissingResultError: the chain produced no `ModelStopReason`.
     """
-    found = False
     stream = registry.invoke(InvokeModelStage, context, invoke_model_terminal)
-    try:
-        async for event in stream:
-            if isinstance(event, ModelStopReason):
-                found = True
+    async with aclosing(demand_result(InvokeModelStage, stream)) as events:
+        async for event in events:
             yield event
-    finally:
-        await stream.aclose()
-    if not found:
-        raise missing_result(InvokeModelStage)

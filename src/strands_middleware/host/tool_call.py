@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import aclosing
 from typing import Any
 
-from ..content import ToolResult, ToolUse
+from ..content import ToolUse
+from ..engine.registry import MiddlewareRegistry, demand_result
 from ..events import ToolInterruptEvent, ToolResultEvent, TypedEvent
-from ..interrupts import Interrupt, InterruptException, InterruptState
-from ..registry import MiddlewareRegistry, missing_result
+from ..exceptions import InterruptException
+from ..interrupts import Interrupt
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from ..tools import AgentTool, error_event
+from ..tools import AgentTool
+from .interrupt_state import InterruptState
 
-__all__ = ["error_result", "make_tool_terminal", "run_tool_call", "tool_call_context"]
-
-
-def error_result(tool_use_id: str, text: str) -> ToolResult:
-    """An error `ToolResult` the model will read as the tool's answer."""
-    return {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
+__all__ = ["make_tool_terminal", "run_tool_call", "tool_call_context"]
 
 
 def tool_call_context(
@@ -60,9 +58,7 @@ def make_tool_terminal(
         tool_use = context.tool_use
         tool = context.tool
         if tool is None:
-            yield ToolResultEvent(
-                error_result(tool_use["toolUseId"], f"Unknown tool: {tool_use['name']}")
-            )
+            yield ToolResultEvent.error(tool_use["toolUseId"], f"Unknown tool: {tool_use['name']}")
             return
         produced = False
         stream = tool.stream(tool_use, context.invocation_state, cancel_signal=cancel_signal)
@@ -74,7 +70,7 @@ def make_tool_terminal(
         except InterruptException:
             raise
         except Exception as exc:  # the model should read a failure, not crash the loop
-            yield error_event(tool_use["toolUseId"], exc)
+            yield ToolResultEvent.from_exception(tool_use["toolUseId"], exc)
             return
         finally:
             # A tool's stream is closed with the call, even when the call is abandoned early.
@@ -86,7 +82,7 @@ def make_tool_terminal(
                 f"tool {tool_use['name']!r} ended without yielding a ToolResultEvent: a tool's "
                 "stream must end with the ToolResultEvent that answers the call"
             )
-            yield error_event(tool_use["toolUseId"], problem)
+            yield ToolResultEvent.from_exception(tool_use["toolUseId"], problem)
 
     return terminal
 
@@ -103,23 +99,16 @@ async def run_tool_call(
     `ToolInterruptEvent` carrying the registered interrupts; nothing follows an interrupt.
 
     Raises:
-        RuntimeError: the chain produced neither a result nor an interrupt.
+        MissingResultError: the chain produced neither a result nor an interrupt.
     """
     stream = registry.invoke(ExecuteToolStage, context, make_tool_terminal(cancel_signal))
-    found = False
     try:
-        async for event in stream:
-            if isinstance(event, ToolInterruptEvent):
-                registered = [interrupt_state.register(i) for i in event.interrupts]
-                yield ToolInterruptEvent(event.tool_use, registered)
-                return
-            if isinstance(event, ToolResultEvent):
-                found = True
-            yield event
+        async with aclosing(demand_result(ExecuteToolStage, stream)) as events:
+            async for event in events:
+                if isinstance(event, ToolInterruptEvent):
+                    registered = [interrupt_state.register(i) for i in event.interrupts]
+                    yield ToolInterruptEvent(event.tool_use, registered)
+                    return
+                yield event
     except InterruptException as exc:
         yield ToolInterruptEvent(context.tool_use, [interrupt_state.register(exc.interrupt)])
-        return
-    finally:
-        await stream.aclose()
-    if not found:
-        raise missing_result(ExecuteToolStage)

@@ -11,6 +11,7 @@ from typing import Any
 from typing_extensions import TypedDict, Unpack
 
 from ..content import Messages
+from ..engine.stage import MiddlewareStage
 from ..events import EventLoopStopEvent, TypedEvent
 from ..interrupts import (
     Interrupt,
@@ -18,7 +19,6 @@ from ..interrupts import (
     agent_stream_interrupt_id,
     resolve_middleware_interrupt,
 )
-from ..stage import MiddlewareStage
 
 __all__ = ["AgentStreamChanges", "AgentStreamContext", "AgentStreamStage"]
 

@@ -12,6 +12,7 @@ from typing import Any
 from typing_extensions import TypedDict, Unpack
 
 from ..content import ToolUse
+from ..engine.stage import MiddlewareStage
 from ..events import ToolResultEvent, TypedEvent
 from ..interrupts import (
     Interrupt,
@@ -19,7 +20,6 @@ from ..interrupts import (
     execute_tool_interrupt_id,
     resolve_middleware_interrupt,
 )
-from ..stage import MiddlewareStage
 from ..tools import AgentTool
 
 __all__ = ["ExecuteToolChanges", "ExecuteToolContext", "ExecuteToolStage"]

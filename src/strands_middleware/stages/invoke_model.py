@@ -9,9 +9,9 @@ from typing import Any
 from typing_extensions import TypedDict, Unpack
 
 from ..content import Messages, SystemContentBlock, SystemPrompt, ToolChoice, ToolSpec
+from ..engine.stage import MiddlewareStage
 from ..events import ModelStopReason, TypedEvent
 from ..models import Model
-from ..stage import MiddlewareStage
 
 __all__ = ["InvokeModelChanges", "InvokeModelContext", "InvokeModelStage", "split_system_prompt"]
 

@@ -3,7 +3,7 @@
 Install with ``pip install "strands-middleware[strands]"``, then:
 
 ```python
-from strands_middleware.adapters.strands import StrandsBridge
+from strands_middleware.bridges.strands import StrandsBridge
 
 StrandsBridge.of(agent).use(timing, ToolApproval())
 agent("Clean up the temp files")
@@ -20,7 +20,7 @@ try:
     import strands.middleware  # noqa: F401  # pyright: ignore[reportUnusedImport]
 except ImportError as error:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
-        "strands_middleware.adapters.strands needs strands-agents 1.62.0 or newer (the first "
+        "strands_middleware.bridges.strands needs strands-agents 1.62.0 or newer (the first "
         'release with Agent.add_middleware): pip install "strands-middleware[strands]"'
     ) from error
 

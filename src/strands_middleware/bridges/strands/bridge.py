@@ -24,21 +24,14 @@ from strands.middleware import ExecuteToolStage as HostExecuteToolStage
 from strands.middleware import InvokeModelStage as HostInvokeModelStage
 from strands.middleware._agent_stream import AgentStreamStage as HostAgentStreamStage
 
+from ...engine.stage import MiddlewareStage
 from ...events import EventLoopStopEvent, TypedEvent
-from ...host.agent_pass import ReplacedMessagesError
+from ...exceptions import InterruptException, ReplacedMessagesError
 from ...host.mixin import MiddlewareHostMixin
-from ...interrupts import InterruptException
-from ...stage import MiddlewareStage
 from ...stages.agent_stream import AgentStreamContext, AgentStreamStage
 from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
-from .translate import (
-    HostInterrupts,
-    from_host_interrupt,
-    inbound,
-    outbound,
-    to_host_interrupt,
-)
+from .translate import HostInterrupts, from_host_interrupt, inbound, outbound, to_host_interrupt
 
 __all__ = ["StrandsBridge"]
 
@@ -54,7 +47,7 @@ class StrandsBridge(MiddlewareHostMixin):
     Example:
         ```python
         from strands import Agent
-        from strands_middleware.adapters.strands import StrandsBridge
+        from strands_middleware.bridges.strands import StrandsBridge
 
         agent = Agent(model=model, tools=[delete_file])
         StrandsBridge.of(agent).use(timing, ToolApproval(tools={"delete_file"}))
@@ -172,10 +165,7 @@ class StrandsBridge(MiddlewareHostMixin):
 
         def terminal(ours: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
             if ours.messages is not messages:
-                raise ReplacedMessagesError(
-                    "an AgentStreamStage handler replaced context.messages; edit the messages in "
-                    "place, or rewrite the model's input with an InvokeModelStage Input handler"
-                )
+                raise ReplacedMessagesError
             replaced = dataclasses.replace(host_context, invocation_state=ours.invocation_state)
             return _translated(host_next(replaced))
 

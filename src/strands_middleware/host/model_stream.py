@@ -18,7 +18,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any, Literal, cast
 
-from .content import (
+from ..content import (
     ContentBlock,
     ContentBlockStartToolUse,
     Message,
@@ -29,7 +29,7 @@ from .content import (
     ToolUse,
     Usage,
 )
-from .events import (
+from ..events import (
     ModelMessageEvent,
     ModelStopReason,
     ModelStreamEvent,
@@ -38,8 +38,9 @@ from .events import (
     ToolUseDeltaEvent,
     TypedEvent,
 )
+from ..exceptions import ModelStreamError
 
-__all__ = ["ModelStreamError", "process_model_stream"]
+__all__ = ["process_model_stream"]
 
 _BlockKind = Literal["text", "toolUse", "reasoning"]
 
@@ -48,16 +49,6 @@ _TOOL_START_EXAMPLE = (
 )
 _MESSAGE_STOP_EXAMPLE = "{'messageStop': {'stopReason': 'end_turn'}}"
 _SNIPPET_LENGTH = 200
-
-
-class ModelStreamError(ValueError):
-    """The model's chunk stream was malformed, so no assistant message could be built from it.
-
-    The message names the offending chunk (counted from 1), what was wrong with it and what a
-    well-formed stream sends instead. It is a `ValueError` because the content of the stream is
-    at fault, not the library or the network, so retry middleware can tell it apart from
-    transient provider errors.
-    """
 
 
 def _snippet(value: object) -> str:

@@ -32,7 +32,7 @@ from types import AsyncGeneratorType
 from typing import Any, Generic, TypeVar, cast
 
 from ._registration import describe
-from .result import MiddlewareResult
+from .result import MiddlewareResult, halts_stage
 from .stage import MiddlewareStage
 
 __all__: list[str] = []
@@ -215,7 +215,7 @@ async def _drive(
                 elif isinstance(event, result_type):
                     # The result is the last event of the result class: a later one replaces it.
                     held = event
-                elif getattr(event, "is_interrupt", False):
+                elif halts_stage(event):
                     # An interrupt-control event halts the stage: it has no result, so nothing
                     # is transformed and whatever was held goes out as it came.
                     halted = True

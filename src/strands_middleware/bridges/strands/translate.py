@@ -27,7 +27,8 @@ from ...events import (
     ToolResultEvent,
     TypedEvent,
 )
-from ...interrupts import Interrupt, InterruptException
+from ...exceptions import InterruptException
+from ...interrupts import Interrupt
 
 __all__ = [
     "HostEvent",

@@ -11,8 +11,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Any, TypeAlias
 
+from ..engine.stage import Middleware, MiddlewareStage
 from ..events import ModelStopReason, ToolResultEvent, TypedEvent
-from ..stage import Middleware, MiddlewareStage
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
 

@@ -25,16 +25,16 @@ import functools
 import inspect
 import json
 import re
-import types
-import typing
 from collections.abc import AsyncGenerator, Callable, Mapping
-from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar, cast, overload
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast, overload
 
-from .content import ToolResult, ToolSpec, ToolUse
-from .events import ToolResultEvent
-from .interrupts import InterruptException
+from ..content import ToolResult, ToolSpec, ToolUse
+from ..events import ToolResultEvent
+from ..exceptions import InterruptException, ToolInputError
+from ._docstrings import first_paragraph, parse_args_section
+from ._schema import is_json, json_schema, unwrap_annotated
 
-__all__ = ["AgentTool", "FunctionTool", "ToolInputError", "error_event", "result_text", "tool"]
+__all__ = ["FunctionTool", "result_text", "tool"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -45,102 +45,6 @@ _STATE_PARAMETER = "invocation_state"
 # The tool-name rule of Bedrock Converse, the strictest of the providers Strands supports: a name
 # that breaks it fails only when the model is first called, far from the decorator that chose it.
 _NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-_ARGS_HEADERS = frozenset({"Args:", "Arguments:", "Parameters:", "Params:"})
-_SECTION_HEADERS = frozenset(
-    {
-        *_ARGS_HEADERS,
-        "Attributes:",
-        "Example:",
-        "Examples:",
-        "Keyword Args:",
-        "Keyword Arguments:",
-        "Note:",
-        "Notes:",
-        "Other Parameters:",
-        "Raises:",
-        "References:",
-        "Return:",
-        "Returns:",
-        "See Also:",
-        "Warning:",
-        "Warnings:",
-        "Yield:",
-        "Yields:",
-    }
-)
-_ARG_ENTRY = re.compile(r"^\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)$")
-
-_SIMPLE_SCHEMAS: dict[object, dict[str, Any]] = {
-    str: {"type": "string"},
-    bool: {"type": "boolean"},
-    int: {"type": "integer"},
-    float: {"type": "number"},
-    type(None): {"type": "null"},
-    None: {"type": "null"},
-}
-_ARRAY_ORIGINS: frozenset[object] = frozenset({list, collections.abc.Sequence})
-_OBJECT_ORIGINS: frozenset[object] = frozenset({dict, collections.abc.Mapping})
-_SUPPORTED = (
-    "str, int, float, bool, list[...], dict[str, ...], Literal[...], Optional/unions of these, "
-    "or Any"
-)
-
-
-class AgentTool(Protocol):
-    """A tool the agent loop can offer to the model and call.
-
-    Structural, so any object with these members is a tool: a `FunctionTool` from `tool`, a class
-    of your own that streams progress, a proxy to a remote tool.
-    """
-
-    @property
-    def tool_name(self) -> str:
-        """The name the model calls the tool by; the same as ``tool_spec["name"]``."""
-        ...
-
-    @property
-    def tool_spec(self) -> ToolSpec:
-        """What the model is told about the tool: name, description and input schema."""
-        ...
-
-    def stream(
-        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
-    ) -> AsyncGenerator[Any, None]:
-        """Run one call and stream its events; the last event is its `ToolResultEvent`.
-
-        Events before the result are progress (a host wraps them in `ToolStreamEvent`). A tool
-        that halts for a human yields a `ToolInterruptEvent` or raises `InterruptException`
-        instead of producing a result.
-
-        Args:
-            tool_use: The call the model asked for: id, name and parsed input.
-            invocation_state: The per-invocation state dict the caller passed to the agent,
-                shared by reference so a tool can leave something for later stages.
-            **kwargs: Host-specific extras; a tool must accept and may ignore them.
-        """
-        ...
-
-
-class ToolInputError(ValueError):
-    """The model called a `FunctionTool` with input that does not fit its parameters.
-
-    It never escapes `FunctionTool.stream`: it becomes the ``exception`` of the error
-    `ToolResultEvent`, so middleware can tell a bad call by the model (worth re-prompting) from a
-    failure inside the tool.
-
-    Args:
-        message: What was wrong and what the tool takes.
-        missing: The required parameters the input lacked.
-        unexpected: The input keys the tool has no parameter for.
-    """
-
-    def __init__(
-        self, message: str, missing: tuple[str, ...] = (), unexpected: tuple[str, ...] = ()
-    ) -> None:
-        super().__init__(message)
-        self.missing = missing
-        self.unexpected = unexpected
 
 
 class _ToolDecorator(Protocol):
@@ -250,7 +154,7 @@ class FunctionTool(Generic[_P, _R]):
                 "define the types it uses at module level"
             ) from error
         docstring = inspect.getdoc(self._func) or ""
-        documented = _parse_args_section(docstring)
+        documented = parse_args_section(docstring)
 
         properties: dict[str, Any] = {}
         required: list[str] = []
@@ -272,15 +176,15 @@ class FunctionTool(Generic[_P, _R]):
             if parameter.name == _STATE_PARAMETER:
                 self._wants_state = True
                 continue
-            annotation, annotated_description = _unwrap_annotated(parameter.annotation)
+            annotation, annotated_description = unwrap_annotated(parameter.annotation)
             where = f"{_qualname(self._func)} parameter {parameter.name!r}"
-            schema = _json_schema(annotation, where)
+            schema = json_schema(annotation, where)
             text = annotated_description or documented.get(parameter.name)
             if text:
                 schema["description"] = text
             if parameter.default is inspect.Parameter.empty:
                 required.append(parameter.name)
-            elif _is_json(parameter.default):
+            elif is_json(parameter.default):
                 schema["default"] = parameter.default
             properties[parameter.name] = schema
 
@@ -291,7 +195,7 @@ class FunctionTool(Generic[_P, _R]):
             "name": tool_name,
             "description": description
             if description is not None
-            else _first_paragraph(docstring) or tool_name,
+            else first_paragraph(docstring) or tool_name,
             "inputSchema": {
                 "json": {"type": "object", "properties": properties, "required": required}
             },
@@ -302,7 +206,7 @@ class FunctionTool(Generic[_P, _R]):
         try:
             args, kwargs = self._bind(tool_use.get("input"), invocation_state)
         except ToolInputError as error:
-            return error_event(tool_use_id, error)
+            return ToolResultEvent.from_exception(tool_use_id, error)
         try:
             if self._is_async:
                 value = await self._call(*args, **kwargs)
@@ -316,7 +220,7 @@ class FunctionTool(Generic[_P, _R]):
         except InterruptException:
             raise
         except Exception as error:
-            return error_event(tool_use_id, error)
+            return ToolResultEvent.from_exception(tool_use_id, error)
         result: ToolResult = {
             "toolUseId": tool_use_id,
             "status": "success",
@@ -420,26 +324,6 @@ def tool(
     return cast(_ToolDecorator, decorate)
 
 
-# --------------------------------------------------------------------------------------------
-# Private helpers: results
-# --------------------------------------------------------------------------------------------
-
-
-def error_event(tool_use_id: str, error: Exception) -> ToolResultEvent:
-    """The error result a failing tool call reports: ``"Error: <message>"``, with the exception.
-
-    An exception with an empty message (``raise ValueError()``) still says what went wrong by
-    its type; "Error: " alone would tell the model nothing.
-    """
-    message = str(error) or type(error).__name__
-    result: ToolResult = {
-        "toolUseId": tool_use_id,
-        "status": "error",
-        "content": [{"text": f"Error: {message}"}],
-    }
-    return ToolResultEvent(result, exception=error)
-
-
 def result_text(value: object) -> str:
     """A tool's return value as the text of its result.
 
@@ -461,145 +345,3 @@ def _quote(names: collections.abc.Iterable[str]) -> str:
 
 def _qualname(func: object) -> str:
     return str(getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or func)
-
-
-# --------------------------------------------------------------------------------------------
-# Private helpers: docstrings
-# --------------------------------------------------------------------------------------------
-
-
-def _first_paragraph(docstring: str) -> str:
-    """The docstring's opening paragraph, on one line: it ends at a blank line or a section."""
-    lines: list[str] = []
-    for line in docstring.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped in _SECTION_HEADERS:
-            break
-        lines.append(stripped)
-    return " ".join(lines)
-
-
-def _parse_args_section(docstring: str) -> dict[str, str]:
-    """Parameter descriptions from a Google-style ``Args:`` section, continuation lines joined."""
-    lines = docstring.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip() in _ARGS_HEADERS), None)
-    if start is None:
-        return {}
-    header_indent = _indent(lines[start])
-    entry_indent: int | None = None
-    descriptions: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in lines[start + 1 :]:
-        stripped = line.strip()
-        if not stripped:
-            continue
-        indent = _indent(line)
-        if indent <= header_indent:
-            break
-        if entry_indent is None:
-            entry_indent = indent
-        match = _ARG_ENTRY.match(stripped) if indent <= entry_indent else None
-        if match is not None:
-            current = descriptions.setdefault(match["name"], [])
-            if match["text"]:
-                current.append(match["text"].strip())
-        elif current is not None:
-            current.append(stripped)
-    return {name: " ".join(parts) for name, parts in descriptions.items() if parts}
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-# --------------------------------------------------------------------------------------------
-# Private helpers: JSON Schema from annotations
-# --------------------------------------------------------------------------------------------
-
-
-def _unwrap_annotated(annotation: object) -> tuple[object, str | None]:
-    """Strip ``Annotated[T, ...]``, keeping its first string as the parameter's description."""
-    if typing.get_origin(annotation) is typing.Annotated:
-        base, *metadata = typing.get_args(annotation)
-        text = next((item for item in metadata if isinstance(item, str)), None)
-        return base, text
-    return annotation, None
-
-
-def _json_schema(annotation: object, where: str) -> dict[str, Any]:
-    """The JSON Schema of the values a parameter annotated ``annotation`` accepts."""
-    if annotation is inspect.Parameter.empty or annotation is Any or annotation is object:
-        return {}
-    hashable = _hashable(annotation)
-    simple = _SIMPLE_SCHEMAS.get(annotation) if hashable else None
-    if simple is not None:
-        return dict(simple)
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return _json_schema(_unwrap_annotated(annotation)[0], where)
-    if origin is typing.Union or origin is types.UnionType:
-        return {"anyOf": [_json_schema(arg, where) for arg in args]}
-    if origin is Literal:
-        return _literal_schema(args, where)
-    if (hashable and annotation in _ARRAY_ORIGINS) or origin in _ARRAY_ORIGINS:
-        schema: dict[str, Any] = {"type": "array"}
-        items = _json_schema(args[0], where) if args else {}
-        if items:
-            schema["items"] = items
-        return schema
-    if (hashable and annotation in _OBJECT_ORIGINS) or origin in _OBJECT_ORIGINS:
-        schema = {"type": "object"}
-        if args:
-            if args[0] is not str:
-                raise TypeError(
-                    f"@tool: {where} is a mapping with {args[0]!r} keys, but JSON object keys "
-                    "are strings; annotate it dict[str, ...]"
-                )
-            values = _json_schema(args[1], where)
-            if values:
-                schema["additionalProperties"] = values
-        return schema
-    raise TypeError(
-        f"@tool: {where} is annotated {annotation!r}, which has no JSON Schema the model could "
-        f"fill; annotate it with {_SUPPORTED}"
-    )
-
-
-def _literal_schema(values: tuple[object, ...], where: str) -> dict[str, Any]:
-    names: dict[object, str] = {
-        bool: "boolean",
-        int: "integer",
-        float: "number",
-        str: "string",
-        type(None): "null",
-    }
-    kinds: set[str] = set()
-    for value in values:
-        kind = names.get(type(value))
-        if kind is None:
-            raise TypeError(
-                f"@tool: {where} is a Literal holding {value!r}; a JSON enum can only hold "
-                "str, int, float, bool and None values"
-            )
-        kinds.add(kind)
-    schema: dict[str, Any] = {"enum": list(values)}
-    if len(kinds) == 1:
-        schema["type"] = kinds.pop()
-    return schema
-
-
-def _hashable(value: object) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-def _is_json(value: object) -> bool:
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        return False
-    return True

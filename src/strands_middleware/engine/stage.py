@@ -14,11 +14,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar, cast, ov
 from typing_extensions import final
 
 from . import _registration
-from .handlers import (
-    MiddlewareHandler,
-    MiddlewareInputHandler,
-    MiddlewareOutputHandler,
-)
+from .handlers import MiddlewareHandler, MiddlewareInputHandler, MiddlewareOutputHandler
 
 __all__ = [
     "Middleware",

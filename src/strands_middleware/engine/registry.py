@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Iterable
+from contextlib import aclosing
 from typing import Any, TypeAlias, TypeVar, Union, cast, overload
 
-from .chain import CompiledChain
+from ..exceptions import MissingResultError
+from ._chain import CompiledChain
 from .handlers import (
     MiddlewareHandler,
     MiddlewareInputHandler,
@@ -22,7 +24,7 @@ from .stage import (
     check_handler,
 )
 
-__all__ = ["MiddlewareRegistry", "MiddlewareSource"]
+__all__ = ["MiddlewareRegistry", "MiddlewareSource", "demand_result"]
 
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
@@ -216,31 +218,43 @@ class MiddlewareRegistry:
         ``on_event`` sees every event as it arrives, the result included.
 
         Raises:
-            RuntimeError: the chain yielded no event of ``stage.result_type`` (a Wrap handler
-                that short-circuits must yield the result event itself).
+            MissingResultError: the chain yielded no event of ``stage.result_type`` (a Wrap
+                handler that short-circuits must yield the result event itself).
         """
         result_type = stage.result_type
-        found = False
         result: Any = None
-        stream = self.invoke(stage, context, terminal)
-        try:
-            async for event in stream:
+        async with aclosing(demand_result(stage, self.invoke(stage, context, terminal))) as events:
+            async for event in events:
                 if on_event is not None:
                     on_event(event)
                 if isinstance(event, result_type):
                     result = event
-                    found = True
-        finally:
-            await stream.aclose()
-        if not found:
-            raise missing_result(stage)
         return result  # type: ignore[no-any-return]
 
 
-def missing_result(stage: MiddlewareStage[Any, Any, Any]) -> RuntimeError:
-    """The error a call site raises when a stage's stream carried no result event."""
-    return RuntimeError(
-        f"the middleware chain of stage {stage.name!r} ended without a "
-        f"{stage.result_type.__name__}: every path through a Wrap handler must yield the result "
-        "event (pass next_fn's events through, or yield a result event when short-circuiting)"
-    )
+async def demand_result(
+    stage: MiddlewareStage[Any, Any, TEvent], stream: AsyncGenerator[TEvent, None]
+) -> AsyncGenerator[TEvent, None]:
+    """Forward ``stream``'s events, then raise `MissingResultError` if none was the result.
+
+    What every call site of a stage needs: the stream is closed however iteration ends (a caller
+    that stops early closes this generator, which closes ``stream``), and a chain that ended
+    without the stage's result is reported with the stage named instead of failing later.
+    """
+    result_type = stage.result_type
+    found = False
+    try:
+        async for event in stream:
+            if not found and isinstance(event, result_type):
+                found = True
+            yield event
+    finally:
+        await stream.aclose()
+    if not found:
+        raise MissingResultError(
+            f"the middleware chain of stage {stage.name!r} ended without a "
+            f"{result_type.__name__}: every path through a Wrap handler must yield the result "
+            "event (pass next_fn's events through, or yield a result event when "
+            "short-circuiting)",
+            stage.name,
+        )

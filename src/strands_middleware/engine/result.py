@@ -8,7 +8,7 @@ from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from typing_extensions import Self
 
-__all__ = ["InterruptControlEvent", "MiddlewareResult"]
+__all__ = ["InterruptControlEvent", "MiddlewareResult", "halts_stage"]
 
 T = TypeVar("T")
 
@@ -53,3 +53,12 @@ class InterruptControlEvent(Protocol):
     def is_interrupt(self) -> bool:
         """True when this event means the stage stopped to wait for a human."""
         ...
+
+
+def halts_stage(event: object) -> bool:
+    """Whether ``event`` halts the stage it passes through (an `InterruptControlEvent`).
+
+    The one test the chain and every catalog item use: a handler that counts, caches or times a
+    call must treat a halted call as unfinished (no result, nothing to keep).
+    """
+    return bool(getattr(event, "is_interrupt", False))

@@ -1,0 +1,192 @@
+"""Every error this library raises on purpose, in one place.
+
+Import them from here (``from strands_middleware.exceptions import MissingResultError``); the
+modules that raise them re-export the ones their users meet first. The tree::
+
+    Exception
+    ├── InterruptException ............ a run pauses for a human (control flow, not a failure)
+    ├── RuntimeError
+    │   ├── MissingResultError ........ a stage's stream ended without its result event
+    │   └── ReplacedMessagesError ..... an AgentStreamStage handler replaced context.messages
+    └── ValueError
+        ├── InterruptResumeError ...... a resume prompt does not fit the paused run
+        │   └── InterruptResponseFormatError (also TypeError): not interruptResponse blocks
+        ├── InterruptStateDataError ... serialised interrupt state is malformed
+        ├── ModelStreamError .......... a model's chunk stream could not form a message
+        └── ToolInputError ............ the model called a @tool with input that does not fit
+
+Registration mistakes are plain `TypeError`s raised when a handler is registered (they name the
+stage, the phase and the handler). The catalog adds its own, each in the item's module:
+`strands_middleware.catalog.CallLimitExceeded` and `strands_middleware.catalog.UsageBudgetExceeded`
+(both `RuntimeError`).
+
+`CONTROL_FLOW_EXCEPTIONS` is the tuple a handler that catches errors must let through: catch it
+first and re-raise, then handle `Exception`::
+
+    try:
+        async for event in next_fn(context):
+            yield event
+    except CONTROL_FLOW_EXCEPTIONS:
+        raise
+    except Exception:
+        ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .interrupts import Interrupt
+
+__all__ = [
+    "CONTROL_FLOW_EXCEPTIONS",
+    "InterruptException",
+    "InterruptResponseFormatError",
+    "InterruptResumeError",
+    "InterruptStateDataError",
+    "MissingResultError",
+    "ModelStreamError",
+    "ReplacedMessagesError",
+    "ToolInputError",
+]
+
+
+# Named as in the spec (no "Error" suffix) so code written against the spec reads the same here.
+class InterruptException(Exception):
+    """Raised to pause a run until a human answers `interrupt`.
+
+    It subclasses `Exception`, so a broad ``except Exception`` in middleware swallows it and turns
+    a pause into an error. Middleware that catches errors around ``next_fn`` or ``interrupt()``
+    must re-raise it.
+    """
+
+    def __init__(self, interrupt: Interrupt) -> None:
+        super().__init__(interrupt)
+        self.interrupt = interrupt
+
+    def __str__(self) -> str:
+        return (
+            f"interrupt {self.interrupt.name!r} (id {self.interrupt.id}) is waiting for a response"
+        )
+
+
+CONTROL_FLOW_EXCEPTIONS: tuple[type[BaseException], ...] = (
+    InterruptException,
+    asyncio.CancelledError,
+    GeneratorExit,
+    KeyboardInterrupt,
+    SystemExit,
+)
+"""What error-handling middleware must never swallow: re-raise these before ``except Exception``.
+
+`InterruptException` subclasses `Exception`, so a broad handler would turn a pause for a human
+into a caught error (and, around ``interrupt()``, let a gated tool run); the others are
+`BaseException`s listed so that ``except CONTROL_FLOW_EXCEPTIONS: raise`` also reads right in a
+handler that catches `BaseException`.
+"""
+
+
+class MissingResultError(RuntimeError):
+    """A stage's chain ended without yielding its result event.
+
+    Every path through a Wrap handler must yield the result (pass ``next_fn``'s events through,
+    or yield a result event when short-circuiting). The message names the stage and its result
+    class.
+
+    Attributes:
+        stage_name: The name of the stage whose result is missing.
+    """
+
+    def __init__(self, message: str, stage_name: str) -> None:
+        super().__init__(message)
+        self.stage_name = stage_name
+
+
+class ReplacedMessagesError(RuntimeError):
+    """An AgentStreamStage handler replaced ``context.messages``, which cannot take effect.
+
+    The pass's input is appended to the agent's history before the chain runs, so a new list
+    would be silently ignored; every host raises this instead (see `REPLACED_MESSAGES_MESSAGE`).
+    """
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message or REPLACED_MESSAGES_MESSAGE)
+
+
+REPLACED_MESSAGES_MESSAGE = (
+    "an AgentStreamStage handler replaced context.messages, but the pass's input was already "
+    "appended to the agent's history before the chain ran, so the new list would be silently "
+    "ignored. Edit the messages in place, or rewrite the model's input with an InvokeModelStage "
+    "Input handler (context.replace(messages=...))."
+)
+"""The one wording of `ReplacedMessagesError`, shared by every host."""
+
+
+class InterruptResumeError(ValueError):
+    """A resume prompt does not fit the interrupt state; the state was left untouched.
+
+    Raised by `InterruptState.resume` when a prompt answers an id the state does not know, leaves
+    an owed interrupt unanswered, answers one id twice, or carries answers while nothing is
+    waiting for one. Every check runs before anything is written, so after this error the caller
+    can fix the prompt and call ``resume`` again.
+
+    Attributes:
+        interrupt_ids: The ids the message is about (unknown, unanswered, duplicated or unexpected
+            ones), so code can react without parsing the message.
+    """
+
+    def __init__(self, message: str, interrupt_ids: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.interrupt_ids: tuple[str, ...] = tuple(interrupt_ids)
+
+
+class InterruptResponseFormatError(InterruptResumeError, TypeError):
+    """A resume prompt is not a list of well-formed ``interruptResponse`` blocks.
+
+    It is also a `TypeError` because the prompt has the wrong shape rather than a wrong value,
+    which is how hosts conventionally report it; catching `InterruptResumeError` covers it too.
+    A fresh prompt (text, content blocks, messages) sent while a run is paused is reported this
+    way: the state needs answers, and a new question would silently abandon the paused run.
+    """
+
+
+class InterruptStateDataError(ValueError):
+    """Serialised interrupt state (`InterruptState.from_dict`) is malformed.
+
+    The message names the path of the offending value (for example
+    ``interrupts['v1:...'].name``) so a corrupted session record can be found and repaired.
+    """
+
+
+class ModelStreamError(ValueError):
+    """The model's chunk stream was malformed, so no assistant message could be built from it.
+
+    The message names the offending chunk (counted from 1), what was wrong with it and what a
+    well-formed stream sends instead. It is a `ValueError` because the content of the stream is
+    at fault, not the library or the network, so retry middleware can tell it apart from
+    transient provider errors.
+    """
+
+
+class ToolInputError(ValueError):
+    """The model called a `FunctionTool` with input that does not fit its parameters.
+
+    It never escapes `FunctionTool.stream`: it becomes the ``exception`` of the error
+    `ToolResultEvent`, so middleware can tell a bad call by the model (worth re-prompting) from a
+    failure inside the tool.
+
+    Args:
+        message: What was wrong and what the tool takes.
+        missing: The required parameters the input lacked.
+        unexpected: The input keys the tool has no parameter for.
+    """
+
+    def __init__(
+        self, message: str, missing: tuple[str, ...] = (), unexpected: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.missing = missing
+        self.unexpected = unexpected
