@@ -46,7 +46,7 @@ test-strands-floor:
 	$(PYTHON) -m venv $(FLOOR_VENV)
 	$(FLOOR_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(FLOOR_VENV)/bin/python -m pip install --quiet -e ".[dev]" "strands-agents==$(STRANDS_FLOOR)"
-	$(FLOOR_VENV)/bin/pytest tests/adapters
+	$(FLOOR_VENV)/bin/pytest tests/bridges
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_chain.py
