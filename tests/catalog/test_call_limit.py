@@ -21,7 +21,7 @@ from strands_middleware import (
     TypedEvent,
 )
 from strands_middleware.agent import AfterModelCallEvent, AfterToolCallEvent, Agent
-from strands_middleware.catalog.call_limit import CallLimit, CallLimitExceeded, ScopedState
+from strands_middleware.catalog import CallLimit, CallLimitExceeded, ScopedState
 from strands_middleware.content import Message
 from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt

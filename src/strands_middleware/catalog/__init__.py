@@ -6,8 +6,9 @@ needs. Items are written against the built-in stages only.
 """
 
 from ._base import CallStage, CatalogMiddleware
+from ._scoped import Scope, ScopedState
 from .cache import Cache, CacheStore, MemoryStore
-from .call_limit import CallLimit, CallLimitExceeded, Scope, ScopedState
+from .call_limit import CallLimit, CallLimitExceeded
 from .concurrency_limit import ConcurrencyLimit
 from .model_fallback import ModelFallback
 from .rate_limit import RateLimit

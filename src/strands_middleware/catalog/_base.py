@@ -1,4 +1,5 @@
-"""What catalog items share: the stages they may wrap, and the carrier ``use()`` accepts.
+"""What catalog items share: the stages they may wrap, the carrier ``use()`` accepts, and the
+checks of their keyword configuration.
 
 Every catalog item is written against the built-in stages only, so it runs on every host. An
 item is an iterable of `Middleware` (one per stage and phase it needs), which is exactly what
@@ -7,16 +8,27 @@ item is an iterable of `Middleware` (one per stage and phase it needs), which is
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from ..engine.stage import Middleware, MiddlewareStage
 from ..events import ModelStopReason, ToolResultEvent, TypedEvent
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
 
-__all__ = ["CallStage", "CatalogMiddleware", "check_call_stage"]
+__all__ = [
+    "CallStage",
+    "CatalogMiddleware",
+    "check_call_stage",
+    "check_flag",
+    "check_function",
+    "check_positive_number",
+    "check_whole_number",
+    "exception_classes",
+    "is_exception_class",
+]
 
 ModelCallStage: TypeAlias = MiddlewareStage[InvokeModelContext, ModelStopReason, TypedEvent]
 ToolCallStage: TypeAlias = MiddlewareStage[ExecuteToolContext, ToolResultEvent, TypedEvent]
@@ -39,3 +51,56 @@ class CatalogMiddleware(ABC):
 
     def __iter__(self) -> Iterator[Middleware[Any, Any, Any]]:
         return iter(self.middleware())
+
+
+# Configuration is checked when an item is built, because a mistake found on the first model call
+# surfaces far from the line that made it. Values are checked at run time even where the
+# annotations already say the type: callers need not run a type checker. Every message names
+# the item and the keyword, then says what it takes.
+
+
+def check_whole_number(item: str, name: str, value: object, *, minimum: int, of: str = "") -> None:
+    """Refuse anything but an ``int`` (not a ``bool``) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        unit = f" of {of}" if of else ""
+        raise ValueError(
+            f"{item}({name}=...) must be a whole number{unit} >= {minimum}, got {value!r}"
+        )
+
+
+def check_positive_number(item: str, name: str, value: object, *, of: str) -> None:
+    """Refuse anything but a finite ``int`` or ``float`` (not a ``bool``) above zero."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{item}({name}=...) must be a finite number of {of} > 0, got {value!r}")
+
+
+def check_function(item: str, name: str, value: object, *, takes: str) -> None:
+    """Refuse a value that is not callable; ``takes`` says what kind of function is wanted."""
+    if not callable(value):
+        raise TypeError(f"{item}({name}=...) takes {takes}, got {value!r}")
+
+
+def check_flag(item: str, name: str, value: object) -> None:
+    """Refuse anything but ``True`` or ``False`` (a truthy string is a likely typo)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{item}({name}=...) must be True or False, got {value!r}")
+
+
+def exception_classes(
+    item: str, name: str, value: type[BaseException] | tuple[type[BaseException], ...]
+) -> tuple[type[BaseException], ...]:
+    """One exception class or a non-empty tuple of them, as a tuple ``isinstance`` accepts."""
+    classes = value if isinstance(value, tuple) else (value,)
+    if not classes or not all(is_exception_class(c) for c in cast("tuple[object, ...]", classes)):
+        raise TypeError(f"{item}({name}=...) takes exception classes, got {value!r}")
+    return classes
+
+
+def is_exception_class(value: object) -> bool:
+    """Whether ``value`` is an exception class (not an instance)."""
+    return isinstance(value, type) and issubclass(value, BaseException)

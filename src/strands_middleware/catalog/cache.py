@@ -59,7 +59,13 @@ from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..stages.execute_tool import ExecuteToolContext
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._base import CallStage, CatalogMiddleware, check_call_stage
+from ._base import (
+    CallStage,
+    CatalogMiddleware,
+    check_call_stage,
+    check_function,
+    check_whole_number,
+)
 
 __all__ = ["Cache", "CacheStore", "MemoryStore"]
 
@@ -100,8 +106,8 @@ class MemoryStore:
         max_entries: int = _DEFAULT_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        _check_max_entries("MemoryStore", max_entries)
-        _check_clock("MemoryStore", clock)
+        check_whole_number("MemoryStore", "max_entries", max_entries, minimum=1)
+        check_function("MemoryStore", "clock", clock, takes="a function returning seconds")
         self.max_entries = max_entries
         self._clock = clock
         self._entries: OrderedDict[str, tuple[TypedEvent, float | None]] = OrderedDict()
@@ -171,8 +177,8 @@ class Cache(CatalogMiddleware):
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         check_call_stage("Cache", stage)
-        _check_max_entries("Cache", max_entries)
-        _check_clock("Cache", clock)
+        check_whole_number("Cache", "max_entries", max_entries, minimum=1)
+        check_function("Cache", "clock", clock, takes="a function returning seconds")
         given_ttl = cast(object, ttl)
         if given_ttl is not None and (
             isinstance(given_ttl, bool)
@@ -184,8 +190,8 @@ class Cache(CatalogMiddleware):
                 f"Cache(ttl=...) must be a number of seconds > 0, or None for no expiry, "
                 f"got {ttl!r}"
             )
-        if key is not None and not callable(key):
-            raise TypeError(f"Cache(key=...) takes a function of the context, got {key!r}")
+        if key is not None:
+            check_function("Cache", "key", key, takes="a function of the context")
         if store is not None:
             if not (
                 callable(getattr(store, "get", None)) and callable(getattr(store, "set", None))
@@ -317,19 +323,6 @@ def _replay(stored: TypedEvent, context: Any) -> TypedEvent:
         tool_use_id: str = cast(ExecuteToolContext, context).tool_use["toolUseId"]
         replayed["tool_result"] = {**replayed.tool_result, "toolUseId": tool_use_id}
     return replayed
-
-
-def _check_max_entries(item: str, max_entries: int) -> None:
-    given = cast(object, max_entries)
-    if isinstance(given, bool) or not isinstance(given, int) or max_entries < 1:
-        raise ValueError(
-            f"{item}(max_entries=...) must be a whole number >= 1, got {max_entries!r}"
-        )
-
-
-def _check_clock(item: str, clock: object) -> None:
-    if not callable(clock):
-        raise TypeError(f"{item}(clock=...) takes a function returning seconds, got {clock!r}")
 
 
 class _InstanceTokens:

@@ -39,10 +39,9 @@ chain again, so it counts again.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeAlias, TypeVar, cast
+from typing import Any, cast
 
 from ..engine.handlers import MiddlewareNext
 from ..engine.result import halts_stage
@@ -51,95 +50,12 @@ from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import InterruptException
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._base import CatalogMiddleware
+from ._base import CatalogMiddleware, check_whole_number
+from ._scoped import Scope, ScopedState
 
-__all__ = ["CallLimit", "CallLimitExceeded", "Scope", "ScopedState"]
+__all__ = ["CallLimit", "CallLimitExceeded"]
 
-T = TypeVar("T")
-
-Scope: TypeAlias = Literal["invocation", "agent"]
-"""What a counter counts in: each invocation of an agent, or the agent's whole lifetime."""
-
-_SCOPES: tuple[Scope, ...] = ("invocation", "agent")
 _WHERE: dict[Scope, str] = {"invocation": "in this invocation", "agent": "by this agent"}
-
-
-class ScopedState(Generic[T]):
-    """State per agent, or per invocation of each agent: where `CallLimit` and `UsageBudget` count.
-
-    Agents are told apart by identity, held weakly where they allow it, so a new agent that reuses
-    a dead one's ``id()`` starts afresh and a dead agent's state is dropped. Invocations are told
-    apart by the identity of their ``invocation_state`` dict (see the module notes).
-
-    Example:
-        ```python
-        seen: ScopedState[list[str]] = ScopedState("Audit", "invocation", list)
-        names = seen.get(context.agent, context.invocation_state)
-        ```
-
-    Args:
-        item: The catalog item using it, for error messages.
-        scope: ``"invocation"`` or ``"agent"``.
-        factory: Makes the fresh state of a new scope.
-
-    Raises:
-        ValueError: ``scope`` is neither.
-    """
-
-    __slots__ = ("_entries", "_factory", "scope")
-
-    def __init__(self, item: str, scope: Scope, factory: Callable[[], T]) -> None:
-        if scope not in _SCOPES:
-            raise ValueError(f"{item}(scope=...) must be 'invocation' or 'agent', got {scope!r}")
-        self.scope: Scope = scope
-        self._factory = factory
-        self._entries: dict[int, _Entry[T]] = {}
-
-    def get(self, agent: object, invocation_state: dict[str, Any]) -> T:
-        """The state of the scope this call belongs to, made fresh if the scope is new."""
-        key = id(agent)
-        entry = self._entries.get(key)
-        if (
-            entry is not None
-            and entry.agent() is agent
-            and (self.scope == "agent" or entry.invocation is invocation_state)
-        ):
-            return entry.state
-        invocation = invocation_state if self.scope == "invocation" else None
-        entry = _Entry(self._watch(agent, key), invocation, self._factory())
-        self._entries[key] = entry
-        return entry.state
-
-    def current(self, agent: object) -> T | None:
-        """The state of the agent's current (or latest) scope, or None if it has made no call."""
-        entry = self._entries.get(id(agent))
-        if entry is None or entry.agent() is not agent:
-            return None
-        return entry.state
-
-    def __len__(self) -> int:
-        """How many agents have state."""
-        return len(self._entries)
-
-    def _watch(self, agent: object, key: int) -> Callable[[], object]:
-        entries = self._entries
-
-        def forget(ref: object) -> None:
-            entry = entries.get(key)
-            if entry is not None and entry.agent is ref:
-                del entries[key]
-
-        try:
-            return weakref.ref(agent, forget)
-        except TypeError:  # not weakly referenceable: keep it for the object's lifetime
-            return lambda: agent
-
-
-@dataclass
-class _Entry(Generic[T]):
-    agent: Callable[[], object]
-    invocation: dict[str, Any] | None
-    state: T
 
 
 class CallLimitExceeded(RuntimeError):
@@ -198,8 +114,9 @@ class CallLimit(CatalogMiddleware):
         per_tool: Mapping[str, int] | None = None,
         scope: Scope = "invocation",
     ) -> None:
-        _check_count("model_calls", model_calls)
-        _check_count("tool_calls", tool_calls)
+        for name, count in (("model_calls", model_calls), ("tool_calls", tool_calls)):
+            if count is not None:
+                check_whole_number("CallLimit", name, count, minimum=0)
         caps: dict[str, int] = {}
         if per_tool is not None:
             if not isinstance(cast(object, per_tool), Mapping):
@@ -316,10 +233,3 @@ def _uncount(calls: _Calls, name: str) -> None:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
-def _check_count(name: str, value: object) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"CallLimit({name}=...) must be a whole number >= 0, got {value!r}")

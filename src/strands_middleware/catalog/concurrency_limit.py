@@ -27,13 +27,13 @@ import asyncio
 import threading
 from collections import deque
 from collections.abc import AsyncGenerator, Callable
-from typing import Any, cast
+from typing import Any
 
 from ..engine.result import halts_stage
 from ..engine.stage import Middleware
 from ..events import TypedEvent
 from ..stages.invoke_model import InvokeModelStage
-from ._base import CallStage, CatalogMiddleware, check_call_stage
+from ._base import CallStage, CatalogMiddleware, check_call_stage, check_whole_number
 
 __all__ = ["ConcurrencyLimit"]
 
@@ -56,11 +56,7 @@ class ConcurrencyLimit(CatalogMiddleware):
 
     def __init__(self, stage: CallStage = InvokeModelStage, *, limit: int) -> None:
         check_call_stage("ConcurrencyLimit", stage)
-        given = cast(object, limit)  # checked at run time: callers need not be type-checked
-        if isinstance(given, bool) or not isinstance(given, int) or limit < 1:
-            raise ValueError(
-                f"ConcurrencyLimit(limit=...) must be a whole number >= 1, got {limit!r}"
-            )
+        check_whole_number("ConcurrencyLimit", "limit", limit, minimum=1)
         self.stage = stage
         self.limit = limit
         self._slots = _Slots(limit)

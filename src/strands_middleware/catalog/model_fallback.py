@@ -36,7 +36,7 @@ from ..events import TypedEvent
 from ..exceptions import CONTROL_FLOW_EXCEPTIONS
 from ..models import Model
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._base import CatalogMiddleware
+from ._base import CatalogMiddleware, exception_classes
 
 __all__ = ["ModelFallback"]
 
@@ -79,9 +79,7 @@ class ModelFallback(CatalogMiddleware):
                     f"ModelFallback(models=...) item {position} is not a model (it has no "
                     f"stream method): {model!r}"
                 )
-        errors = on if isinstance(on, tuple) else (on,)
-        if not errors or not all(_is_exception_class(error) for error in errors):
-            raise TypeError(f"ModelFallback(on=...) takes exception classes, got {on!r}")
+        errors = exception_classes("ModelFallback", "on", on)
         self.models: tuple[Model, ...] = tuple(cast("list[Model]", fallbacks))
         self.on = errors
 
@@ -118,7 +116,3 @@ class ModelFallback(CatalogMiddleware):
 
         fallback.__qualname__ = f"ModelFallback[{InvokeModelStage.name}]"
         return [InvokeModelStage.wrap(fallback)]
-
-
-def _is_exception_class(value: object) -> bool:
-    return isinstance(value, type) and issubclass(value, BaseException)

@@ -24,18 +24,24 @@ instead. The rules:
 from __future__ import annotations
 
 import asyncio
-import math
 import threading
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, cast
+from typing import Any
 
 from ..engine.result import halts_stage
 from ..engine.stage import Middleware
 from ..events import TypedEvent
 from ..exceptions import InterruptException
 from ..stages.invoke_model import InvokeModelStage
-from ._base import CallStage, CatalogMiddleware, check_call_stage
+from ._base import (
+    CallStage,
+    CatalogMiddleware,
+    check_call_stage,
+    check_function,
+    check_positive_number,
+    check_whole_number,
+)
 
 __all__ = ["RateLimit"]
 
@@ -70,27 +76,10 @@ class RateLimit(CatalogMiddleware):
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         check_call_stage("RateLimit", stage)
-        given_rate = cast(object, rate)  # checked at run time: callers need not be type-checked
-        if (
-            isinstance(given_rate, bool)
-            or not isinstance(given_rate, (int, float))
-            or not math.isfinite(given_rate)
-            or given_rate <= 0
-        ):
-            raise ValueError(
-                f"RateLimit(rate=...) must be a finite number of calls per second > 0, got {rate!r}"
-            )
-        given_burst = cast(object, burst)
-        if isinstance(given_burst, bool) or not isinstance(given_burst, int) or burst < 1:
-            raise ValueError(f"RateLimit(burst=...) must be a whole number >= 1, got {burst!r}")
-        if not callable(clock):
-            raise TypeError(
-                f"RateLimit(clock=...) takes a function returning seconds, got {clock!r}"
-            )
-        if not callable(sleep):
-            raise TypeError(
-                f"RateLimit(sleep=...) takes an async function of seconds, got {sleep!r}"
-            )
+        check_positive_number("RateLimit", "rate", rate, of="calls per second")
+        check_whole_number("RateLimit", "burst", burst, minimum=1)
+        check_function("RateLimit", "clock", clock, takes="a function returning seconds")
+        check_function("RateLimit", "sleep", sleep, takes="an async function of seconds")
         self.stage = stage
         self.rate = float(rate)
         self.burst = burst

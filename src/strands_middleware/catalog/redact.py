@@ -59,7 +59,7 @@ from ..engine.stage import Middleware
 from ..events import ModelStopReason, ToolResultEvent
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._base import CatalogMiddleware
+from ._base import CatalogMiddleware, check_flag
 
 __all__ = ["DEFAULT_PATTERNS", "Redact"]
 
@@ -213,8 +213,7 @@ class Redact(CatalogMiddleware):
             "tool_output": tool_output,
         }
         for switch, value in switches.items():
-            if not isinstance(cast(object, value), bool):
-                raise TypeError(f"Redact({switch}=...) must be True or False, got {value!r}")
+            check_flag("Redact", switch, value)
         if not any(switches.values()):
             raise ValueError(
                 "Redact(...) with model_input, model_output, tool_input and tool_output all "

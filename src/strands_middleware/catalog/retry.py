@@ -24,13 +24,20 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any, cast
+from typing import Any
 
 from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import CONTROL_FLOW_EXCEPTIONS
 from ..stages.invoke_model import InvokeModelStage
-from ._base import CallStage, CatalogMiddleware, check_call_stage
+from ._base import (
+    CallStage,
+    CatalogMiddleware,
+    check_call_stage,
+    check_function,
+    check_whole_number,
+    exception_classes,
+)
 
 __all__ = ["Retry"]
 
@@ -73,19 +80,15 @@ class Retry(CatalogMiddleware):
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         check_call_stage("Retry", stage)
-        given = cast(object, attempts)  # checked at run time: callers need not be type-checked
-        if isinstance(given, bool) or not isinstance(given, int) or attempts < 1:
-            raise ValueError(f"Retry(attempts=...) must be a whole number >= 1, got {attempts!r}")
-        errors = on if isinstance(on, tuple) else (on,)
-        if not errors or not all(_is_exception_class(error) for error in errors):
-            raise TypeError(f"Retry(on=...) takes exception classes, got {on!r}")
+        check_whole_number("Retry", "attempts", attempts, minimum=1)
+        errors = exception_classes("Retry", "on", on)
         for name, value in (("backoff", backoff), ("max_delay", max_delay), ("jitter", jitter)):
             if value < 0:
                 raise ValueError(f"Retry({name}=...) must be >= 0, got {value!r}")
         if factor < 1:
             raise ValueError(f"Retry(factor=...) must be >= 1, got {factor!r}")
-        if when is not None and not callable(when):
-            raise TypeError(f"Retry(when=...) takes a predicate on the result, got {when!r}")
+        if when is not None:
+            check_function("Retry", "when", when, takes="a predicate on the result")
         self.stage = stage
         self.attempts = attempts
         self.on = errors
@@ -160,7 +163,3 @@ class Retry(CatalogMiddleware):
         if self.when is not None:
             return bool(self.when(result))
         return False
-
-
-def _is_exception_class(value: object) -> bool:
-    return isinstance(value, type) and issubclass(value, BaseException)

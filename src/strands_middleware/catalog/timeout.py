@@ -37,18 +37,23 @@ attempts together, back-off included.
 from __future__ import annotations
 
 import asyncio
-import math
 import sys
 import time
 from collections.abc import AsyncGenerator, Callable
-from typing import Any, cast
+from typing import Any
 
 from ..engine.result import halts_stage
 from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..stages.execute_tool import ExecuteToolStage
 from ..stages.invoke_model import InvokeModelStage
-from ._base import CallStage, CatalogMiddleware, check_call_stage
+from ._base import (
+    CallStage,
+    CatalogMiddleware,
+    check_call_stage,
+    check_function,
+    check_positive_number,
+)
 
 __all__ = ["CallTimeout", "Timeout"]
 
@@ -114,18 +119,8 @@ class Timeout(CatalogMiddleware):
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         check_call_stage("Timeout", stage)
-        given = cast(object, seconds)  # checked at run time: callers need not be type-checked
-        if (
-            isinstance(given, bool)
-            or not isinstance(given, (int, float))
-            or not math.isfinite(given)
-            or given <= 0
-        ):
-            raise ValueError(
-                f"Timeout(seconds=...) must be a finite number of seconds > 0, got {seconds!r}"
-            )
-        if not callable(clock):
-            raise TypeError(f"Timeout(clock=...) takes a function returning seconds, got {clock!r}")
+        check_positive_number("Timeout", "seconds", seconds, of="seconds")
+        check_function("Timeout", "clock", clock, takes="a function returning seconds")
         self.stage = stage
         self.seconds = float(seconds)
         self._clock = clock

@@ -39,7 +39,7 @@ from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import CONTROL_FLOW_EXCEPTIONS
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..tools import result_text
-from ._base import CatalogMiddleware
+from ._base import CatalogMiddleware, check_flag
 
 __all__ = ["ToolMock"]
 
@@ -85,11 +85,7 @@ class ToolMock(CatalogMiddleware):
                     f"ToolMock(fixtures=...) keys must be tool names (non-empty strings), got "
                     f"{name!r}"
                 )
-        if not isinstance(cast(object, passthrough_unknown), bool):
-            raise TypeError(
-                f"ToolMock(passthrough_unknown=...) must be True or False, got "
-                f"{passthrough_unknown!r}"
-            )
+        check_flag("ToolMock", "passthrough_unknown", passthrough_unknown)
         self.fixtures: dict[str, Any] = cast("dict[str, Any]", entries)
         self.passthrough_unknown = passthrough_unknown
         self.calls: list[ToolUse] = []

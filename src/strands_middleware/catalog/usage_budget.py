@@ -40,8 +40,8 @@ from ..engine.handlers import MiddlewareNext
 from ..engine.stage import Middleware
 from ..events import ModelStopReason, TypedEvent
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._base import CatalogMiddleware
-from .call_limit import Scope, ScopedState
+from ._base import CatalogMiddleware, check_whole_number
+from ._scoped import Scope, ScopedState
 
 __all__ = ["UsageBudget", "UsageBudgetExceeded"]
 
@@ -143,11 +143,7 @@ class UsageBudget(CatalogMiddleware):
         ):
             if value is None:
                 continue
-            given = cast(object, value)  # checked at run time: callers need not be type-checked
-            if isinstance(given, bool) or not isinstance(given, int) or value < 1:
-                raise ValueError(
-                    f"UsageBudget({name}=...) must be a whole number of tokens >= 1, got {value!r}"
-                )
+            check_whole_number("UsageBudget", name, value, minimum=1, of="tokens")
             budgets[name] = value
         if not budgets:
             raise ValueError(
