@@ -393,6 +393,69 @@ def test_spans_opened_by_a_tool_are_children_and_an_outer_span_is_the_parent(
         assert model_span.parent.span_id == request.context.span_id
 
 
+def test_with_a_placeholder_span_events_pass_through_unchanged_and_nothing_is_current(
+    otel_errors: None,
+) -> None:
+    # What the API alone gives (no SDK): spans with no identity, so nothing is made current.
+    inside: list[trace.Span] = []
+
+    async def inner(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            inside.append(trace.get_current_span())
+            yield event
+
+    def events_with(*middleware: Any) -> list[TypedEvent]:
+        registry = MiddlewareRegistry()
+        registry.use(*middleware, InvokeModelStage.wrap(inner))
+
+        async def run() -> list[TypedEvent]:
+            context = model_context(ScriptedModel([text_turn("hello there")]))
+            return [
+                e async for e in registry.invoke(InvokeModelStage, context, invoke_model_terminal)
+            ]
+
+        return asyncio.run(run())
+
+    plain = events_with()
+    traced = events_with(Tracing(tracer=trace.NoOpTracer()))
+    assert traced == plain
+    assert inside and all(not s.get_span_context().is_valid for s in inside)
+
+
+def test_a_sampled_out_span_is_still_the_parent_of_what_runs_inside_the_call(
+    exporter: InMemorySpanExporter, otel_errors: None
+) -> None:
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    provider = TracerProvider(sampler=ALWAYS_OFF)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("tests")
+    seen: list[trace.Span] = []
+
+    async def inner(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        seen.append(trace.get_current_span())
+        async for event in next_fn(context):
+            yield event
+
+    registry = MiddlewareRegistry()
+    registry.use(Tracing(tracer=tracer), InvokeModelStage.wrap(inner))
+
+    async def run() -> None:
+        context = model_context(ScriptedModel([text_turn("hi")]))
+        async for _event in registry.invoke(InvokeModelStage, context, invoke_model_terminal):
+            pass
+
+    asyncio.run(run())
+    assert spans(exporter) == []  # nothing recorded...
+    [current] = seen
+    assert current.get_span_context().is_valid  # ...but the call's span is still the parent
+    assert not current.get_span_context().trace_flags.sampled
+
+
 # ---- configuration and the optional dependency --------------------------------------------------
 
 

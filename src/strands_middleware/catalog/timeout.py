@@ -135,30 +135,35 @@ class Timeout(CatalogMiddleware):
             task = asyncio.current_task()
             if task is None:  # pragma: no cover - every asyncio coroutine runs in a task
                 raise RuntimeError("Timeout must run inside an asyncio task")
-            deadline = self._clock() + self.seconds
+            clock = self._clock
+            deadline = clock() + self.seconds
+            # One timer for the whole call. With the default clock it is the event loop's own
+            # (both are the monotonic clock), so it never needs moving; a custom clock may jump,
+            # so then the timer is re-armed before each wait from what that clock says is left.
+            alarm = _Alarm(task, self.seconds, fixed=clock is time.monotonic)
             settled = False  # the result or an interrupt has been forwarded
             cause: BaseException | None = None
             stream = next_fn(context)
             try:
                 while True:
-                    remaining = deadline - self._clock()
-                    if remaining <= 0:
+                    remaining = deadline - clock()
+                    if remaining <= 0 or alarm.expired:
                         break
-                    alarm = _Alarm(task, remaining)
+                    alarm.waiting(remaining)
                     try:
                         event = await stream.__anext__()
                     except StopAsyncIteration:
-                        alarm.stop()
+                        alarm.done_waiting()
                         return
                     except asyncio.CancelledError as cancelled:
-                        if alarm.stop() and not alarm.others_pending():
+                        if alarm.done_waiting() and not alarm.others_pending():
                             cause = cancelled
                             break
                         raise
                     except BaseException:
-                        alarm.stop()
+                        alarm.done_waiting()
                         raise
-                    if alarm.stop():
+                    if alarm.done_waiting():
                         # The inner chain swallowed the cancellation and carried on.
                         if alarm.others_pending():
                             raise asyncio.CancelledError
@@ -179,6 +184,7 @@ class Timeout(CatalogMiddleware):
                     error,
                 )
             finally:
+                alarm.disarm()
                 await stream.aclose()
 
         timeout.__qualname__ = f"Timeout[{self.stage.name}]"
@@ -186,33 +192,57 @@ class Timeout(CatalogMiddleware):
 
 
 class _Alarm:
-    """Cancels ``task`` after ``delay`` seconds unless stopped first.
+    """The deadline's timer: cancels ``task`` when it rings, but only while the handler waits.
 
-    Armed only while the handler awaits the inner chain, so the cancellation always lands there.
+    The handler calls `waiting` before each wait for the inner chain and `done_waiting` after.
+    A ring that lands while the consumer holds an event cancels nothing; it marks the deadline
+    `expired`, and the handler stops before it waits again.
+
+    Invariant: the task is cancelled by this alarm at most once, only between `waiting` and
+    `done_waiting`, and `done_waiting` takes that cancellation back, so the task's cancellation
+    count after a call is what it was before, whatever the alarm did.
     """
 
-    __slots__ = ("_base", "_handle", "_rang", "_task")
+    __slots__ = ("_base", "_fixed", "_handle", "_rang", "_task", "_waiting", "expired")
 
-    def __init__(self, task: asyncio.Task[Any], delay: float) -> None:
+    def __init__(self, task: asyncio.Task[Any], delay: float, *, fixed: bool) -> None:
         self._task = task
-        self._base = _cancelling(task)
+        self._fixed = fixed
+        self._base = 0
         self._rang = False
+        self._waiting = False
+        self.expired = False
         self._handle = asyncio.get_running_loop().call_later(delay, self._ring)
 
     def _ring(self) -> None:
-        self._rang = True
-        self._task.cancel()
+        self.expired = True
+        if self._waiting:
+            self._rang = True
+            self._task.cancel()
 
-    def stop(self) -> bool:
-        """Disarm; return whether the alarm rang (its own cancellation is then taken back)."""
-        self._handle.cancel()
+    def waiting(self, remaining: float) -> None:
+        """The handler is about to wait; ``remaining`` is what its clock says is left."""
+        if not self._fixed:
+            self._handle.cancel()
+            self._handle = asyncio.get_running_loop().call_later(remaining, self._ring)
+        self._base = _cancelling(self._task)
+        self._waiting = True
+
+    def done_waiting(self) -> bool:
+        """The wait ended; return whether the alarm rang during it (and take its cancel back)."""
+        self._waiting = False
         if self._rang:
+            self._rang = False
             _uncancel(self._task)
-        return self._rang
+            return True
+        return False
 
     def others_pending(self) -> bool:
-        """Whether someone else asked to cancel the task while the alarm was armed."""
+        """Whether someone else asked to cancel the task while the handler waited."""
         return _cancelling(self._task) > self._base
+
+    def disarm(self) -> None:
+        self._handle.cancel()
 
 
 if sys.version_info >= (3, 11):

@@ -176,7 +176,17 @@ def _spanning(
     ) -> AsyncGenerator[TypedEvent, None]:
         record = _CallRecord(start(context))
         try:
-            span_context = set_span_in_context(record.span)
+            span = record.span
+            if not span.is_recording() and not span.get_span_context().is_valid:
+                # No SDK (or a provider that records nothing): the span is a placeholder that
+                # records nothing and has no identity a child could inherit, so observing events
+                # or making it current on each would cost work per event for nothing. A
+                # sampled-out span still has a valid identity and takes the path below, so
+                # what runs inside the call samples alike.
+                async for event in next_fn(context):
+                    yield event
+                return
+            span_context = set_span_in_context(span)
             token = attach(span_context)
             try:
                 stream = next_fn(context)

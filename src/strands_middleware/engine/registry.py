@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Iterable
-from contextlib import aclosing
 from typing import Any, TypeAlias, TypeVar, Union, cast, overload
 
 from ..exceptions import MissingResultError
@@ -24,7 +23,7 @@ from .stage import (
     check_handler,
 )
 
-__all__ = ["MiddlewareRegistry", "MiddlewareSource", "demand_result"]
+__all__ = ["MiddlewareRegistry", "MiddlewareSource", "missing_result"]
 
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
@@ -222,39 +221,32 @@ class MiddlewareRegistry:
                 handler that short-circuits must yield the result event itself).
         """
         result_type = stage.result_type
+        found = False
         result: Any = None
-        async with aclosing(demand_result(stage, self.invoke(stage, context, terminal))) as events:
-            async for event in events:
+        stream = self.invoke(stage, context, terminal)
+        try:
+            async for event in stream:
                 if on_event is not None:
                     on_event(event)
                 if isinstance(event, result_type):
                     result = event
+                    found = True
+        finally:
+            await stream.aclose()
+        if not found:
+            raise missing_result(stage)
         return result  # type: ignore[no-any-return]
 
 
-async def demand_result(
-    stage: MiddlewareStage[Any, Any, TEvent], stream: AsyncGenerator[TEvent, None]
-) -> AsyncGenerator[TEvent, None]:
-    """Forward ``stream``'s events, then raise `MissingResultError` if none was the result.
+def missing_result(stage: MiddlewareStage[Any, Any, Any]) -> MissingResultError:
+    """The error every call site raises when a stage's stream ended without its result event.
 
-    What every call site of a stage needs: the stream is closed however iteration ends (a caller
-    that stops early closes this generator, which closes ``stream``), and a chain that ended
-    without the stage's result is reported with the stage named instead of failing later.
+    Call sites track the result inline rather than through a wrapping generator: a wrapper would
+    cost one more generator hop on every streamed event of every call.
     """
-    result_type = stage.result_type
-    found = False
-    try:
-        async for event in stream:
-            if not found and isinstance(event, result_type):
-                found = True
-            yield event
-    finally:
-        await stream.aclose()
-    if not found:
-        raise MissingResultError(
-            f"the middleware chain of stage {stage.name!r} ended without a "
-            f"{result_type.__name__}: every path through a Wrap handler must yield the result "
-            "event (pass next_fn's events through, or yield a result event when "
-            "short-circuiting)",
-            stage.name,
-        )
+    return MissingResultError(
+        f"the middleware chain of stage {stage.name!r} ended without a "
+        f"{stage.result_type.__name__}: every path through a Wrap handler must yield the result "
+        "event (pass next_fn's events through, or yield a result event when short-circuiting)",
+        stage.name,
+    )

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import aclosing
 from typing import Any
 
 from ..content import Message, Messages
-from ..engine.registry import MiddlewareRegistry, demand_result
+from ..engine.registry import MiddlewareRegistry, missing_result
 from ..events import EventLoopStopEvent, TypedEvent
 from ..exceptions import InterruptException, ReplacedMessagesError
 from ..stages.agent_stream import AgentStreamContext, AgentStreamStage
@@ -76,11 +75,10 @@ async def run_agent_pass(
     stream = registry.invoke(AgentStreamStage, context, _checked(terminal, messages))
     stop: EventLoopStopEvent | None = None
     try:
-        async with aclosing(demand_result(AgentStreamStage, stream)) as events:
-            async for event in events:
-                if isinstance(event, EventLoopStopEvent):
-                    stop = event
-                yield event
+        async for event in stream:
+            if isinstance(event, EventLoopStopEvent):
+                stop = event
+            yield event
     except InterruptException as exc:
         if stop is not None and not _is_tool_interrupt(stop):
             interrupt_state.deactivate()
@@ -100,7 +98,10 @@ async def run_agent_pass(
             interrupts=[registered],
         )
         return
-    assert stop is not None  # demand_result raised otherwise
+    finally:
+        await stream.aclose()
+    if stop is None:
+        raise missing_result(AgentStreamStage)
     if (
         interrupt_state.activated
         and stop.stop_reason != "interrupt"

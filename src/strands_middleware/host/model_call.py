@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncGenerator
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from ..content import Messages, SystemPrompt, ToolChoice, ToolSpec
-from ..engine.registry import MiddlewareRegistry, demand_result
-from ..events import TypedEvent
+from ..content import Messages, StreamEvent, SystemPrompt, ToolChoice, ToolSpec
+from ..engine.registry import MiddlewareRegistry, missing_result
+from ..events import ModelStopReason, TypedEvent
 from ..models import Model
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage, split_system_prompt
 from .model_stream import process_model_stream
@@ -43,25 +42,40 @@ def model_call_context(
     )
 
 
-async def invoke_model_terminal(context: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+def invoke_model_terminal(context: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
     """The model call itself: stream ``context.model`` with what the context holds.
 
     The stream is aggregated into delta events, the finished message and, last, the
-    `ModelStopReason`.
+    `ModelStopReason`. Nothing happens until the stream is iterated: the model is asked when
+    the first event is, as with any async generator. Closing the stream closes the model's
+    stream too, so a consumer that stops early (or a handler that abandons this call) releases
+    the model's connection at once.
     """
-    system_prompt, system_prompt_content = split_system_prompt(context.system_prompt)
-    chunks = context.model.stream(
-        context.messages,
-        context.tool_specs or None,
-        system_prompt,
-        tool_choice=context.tool_choice,
-        system_prompt_content=system_prompt_content,
-    )
-    # Closing the aggregation closes the model's stream too, so a consumer that stops early
-    # (or a handler that abandons this call) releases the model's connection at once.
-    async with aclosing(process_model_stream(chunks)) as events:
-        async for event in events:
-            yield event
+    # The aggregation is the terminal's stream itself rather than a generator around it: one
+    # generator hop less on every streamed event of every model call.
+    return process_model_stream(_ModelCall(context))
+
+
+class _ModelCall:
+    """The chunks of one model call, requested from the model when iteration begins."""
+
+    __slots__ = ("_context",)
+
+    def __init__(self, context: InvokeModelContext) -> None:
+        self._context = context
+
+    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        context = self._context
+        system_prompt, system_prompt_content = split_system_prompt(context.system_prompt)
+        return aiter(
+            context.model.stream(
+                context.messages,
+                context.tool_specs or None,
+                system_prompt,
+                tool_choice=context.tool_choice,
+                system_prompt_content=system_prompt_content,
+            )
+        )
 
 
 async def run_model_call(
@@ -72,7 +86,14 @@ async def run_model_call(
     Raises:
         MissingResultError: the chain produced no `ModelStopReason`.
     """
+    found = False
     stream = registry.invoke(InvokeModelStage, context, invoke_model_terminal)
-    async with aclosing(demand_result(InvokeModelStage, stream)) as events:
-        async for event in events:
+    try:
+        async for event in stream:
+            if isinstance(event, ModelStopReason):
+                found = True
             yield event
+    finally:
+        await stream.aclose()
+    if not found:
+        raise missing_result(InvokeModelStage)

@@ -124,7 +124,19 @@ class _MessageBuilder:
         # sends one key per chunk; the checks below still handle a chunk carrying several, in
         # stream order, rather than silently dropping all but one.
         if "contentBlockDelta" in chunk and len(chunk) == 1:
-            return self._block_delta(chunk["contentBlockDelta"])
+            raw = chunk["contentBlockDelta"]
+            value = cast(object, raw)
+            # The commonest chunk of all: one more text fragment for the open text block, with
+            # no index. Every check of the full path would pass for it, so it skips them.
+            if self._kind == "text" and self._stop_reason is None and type(value) is dict:
+                fields = cast("dict[str, object]", value)
+                delta = fields.get("delta") if len(fields) == 1 else None
+                if type(delta) is dict and len(cast("dict[str, object]", delta)) == 1:
+                    text = cast("dict[str, object]", delta).get("text")
+                    if type(text) is str:
+                        self._parts.append(text)
+                        return TextDeltaEvent(text)
+            return self._block_delta(raw)
         event: TypedEvent | None = None
         if "messageStart" in chunk:
             self._message_start(chunk["messageStart"])

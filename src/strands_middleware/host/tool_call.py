@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncGenerator, Callable, Mapping
-from contextlib import aclosing
 from typing import Any
 
 from ..content import ToolUse
-from ..engine.registry import MiddlewareRegistry, demand_result
+from ..engine.registry import MiddlewareRegistry, missing_result
 from ..events import ToolInterruptEvent, ToolResultEvent, TypedEvent
 from ..exceptions import InterruptException
 from ..interrupts import Interrupt
@@ -102,13 +101,20 @@ async def run_tool_call(
         MissingResultError: the chain produced neither a result nor an interrupt.
     """
     stream = registry.invoke(ExecuteToolStage, context, make_tool_terminal(cancel_signal))
+    found = False
     try:
-        async with aclosing(demand_result(ExecuteToolStage, stream)) as events:
-            async for event in events:
-                if isinstance(event, ToolInterruptEvent):
-                    registered = [interrupt_state.register(i) for i in event.interrupts]
-                    yield ToolInterruptEvent(event.tool_use, registered)
-                    return
-                yield event
+        async for event in stream:
+            if isinstance(event, ToolInterruptEvent):
+                registered = [interrupt_state.register(i) for i in event.interrupts]
+                yield ToolInterruptEvent(event.tool_use, registered)
+                return
+            if isinstance(event, ToolResultEvent):
+                found = True
+            yield event
     except InterruptException as exc:
         yield ToolInterruptEvent(context.tool_use, [interrupt_state.register(exc.interrupt)])
+        return
+    finally:
+        await stream.aclose()
+    if not found:
+        raise missing_result(ExecuteToolStage)

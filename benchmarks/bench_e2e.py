@@ -1,0 +1,422 @@
+"""End to end: what a user pays per invocation, on the reference agent and on ``strands.Agent``.
+
+One process, one conversation for every contestant: the user asks, the model answers with a tool
+call, the tool runs, the model answers in text; each model turn streams ``--deltas`` text deltas
+(200 by default). Before anything is timed every contestant runs the conversation once and must
+produce the same messages as its baseline, so no figure compares different work.
+
+Each row is a ratio, contestant / baseline, measured side by side: rounds are interleaved (the
+order rotates every round) so drift on a noisy machine hits both alike, each round times
+``--calls`` invocations of each, and the figure is the median of the per-round ratios. Agents are
+built before the clock starts; a row times invocations only.
+
+Run: ``make bench`` (or ``python benchmarks/bench_e2e.py --rounds 30``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import strands
+from strands.middleware import ExecuteToolStage as NativeExecuteToolStage
+from strands.middleware import InvokeModelStage as NativeInvokeModelStage
+from strands.models import Model as StrandsModel
+
+from strands_middleware import ExecuteToolStage, InvokeModelStage, Middleware, TypedEvent
+from strands_middleware.agent import Agent
+from strands_middleware.bridges.strands import StrandsBridge
+from strands_middleware.catalog import Cache, RateLimit, Redact, Retry, Timeout, Tracing
+from strands_middleware.content import Messages, StreamEvent
+from strands_middleware.tools import tool
+
+PROMPT = "What is 2 + 40? Use the tool."
+
+# --------------------------------------------------------------------------------------------
+# The conversation: a model that streams pre-built chunks, so the model costs the same everywhere
+# --------------------------------------------------------------------------------------------
+
+
+def _text_chunks(text_deltas: int, tail: str) -> list[StreamEvent]:
+    words = [f"w{i} " for i in range(text_deltas - 1)] + [tail]
+    chunks: list[StreamEvent] = [{"contentBlockDelta": {"delta": {"text": w}}} for w in words]
+    return [*chunks, {"contentBlockStop": {}}]
+
+
+def _turns(text_deltas: int) -> tuple[list[StreamEvent], list[StreamEvent]]:
+    usage: StreamEvent = {
+        "metadata": {
+            "usage": {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12},
+            "metrics": {"latencyMs": 1},
+        }
+    }
+    start: StreamEvent = {"messageStart": {"role": "assistant"}}
+    tool_turn: list[StreamEvent] = [
+        start,
+        *_text_chunks(text_deltas, "calling add."),
+        {"contentBlockStart": {"start": {"toolUse": {"toolUseId": "t1", "name": "add"}}}},
+        {"contentBlockDelta": {"delta": {"toolUse": {"input": '{"a": 2, "b": 40}'}}}},
+        {"contentBlockStop": {}},
+        {"messageStop": {"stopReason": "tool_use"}},
+        usage,
+    ]
+    text_turn: list[StreamEvent] = [
+        start,
+        *_text_chunks(text_deltas, "It is 42."),
+        {"messageStop": {"stopReason": "end_turn"}},
+        usage,
+    ]
+    return tool_turn, text_turn
+
+
+class _Turns:
+    """Which pre-built turn answers a request: the tool call first, text once a result is in."""
+
+    def __init__(self, text_deltas: int) -> None:
+        self.tool_turn, self.text_turn = _turns(text_deltas)
+
+    def for_request(self, messages: Messages) -> list[StreamEvent]:
+        last = messages[-1]["content"] if messages else []
+        answered = any("toolResult" in block for block in last)
+        return self.text_turn if answered else self.tool_turn
+
+
+class ReferenceModel:
+    """A `strands_middleware.models.Model` replaying the conversation; stateless, so shared."""
+
+    def __init__(self, turns: _Turns) -> None:
+        self._turns = turns
+
+    async def stream(
+        self,
+        messages: Messages,
+        tool_specs: Any = None,
+        system_prompt: str | None = None,
+        *,
+        tool_choice: Any = None,
+        system_prompt_content: Any = None,
+        **kwargs: Any,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        for chunk in self._turns.for_request(messages):
+            yield chunk
+
+
+class NativeModel(StrandsModel):
+    """The same replay as a ``strands.models.Model``."""
+
+    def __init__(self, turns: _Turns) -> None:
+        self._turns = turns
+
+    def update_config(self, **model_config: Any) -> None:
+        """Nothing to configure."""
+
+    def get_config(self) -> Any:
+        return {"model_id": "bench"}
+
+    async def structured_output(self, *args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+        raise NotImplementedError("the benchmark streams only")
+        yield {}
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> AsyncGenerator[Any, None]:
+        for chunk in self._turns.for_request(messages):
+            yield chunk
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+REFERENCE_ADD = tool(add)
+NATIVE_ADD = strands.tool(add)
+
+# --------------------------------------------------------------------------------------------
+# Middleware
+# --------------------------------------------------------------------------------------------
+
+
+async def passthrough(
+    context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
+) -> AsyncGenerator[TypedEvent, None]:
+    async for event in next_fn(context):
+        yield event
+
+
+async def native_passthrough(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+    async for event in next_fn(context):
+        yield event
+
+
+def wraps(count: int, *, tools: bool = True) -> list[Middleware[Any, Any, Any]]:
+    """``count`` pass-through Wrap handlers on the model stage (and as many on the tool stage)."""
+    chosen: list[Middleware[Any, Any, Any]] = [
+        InvokeModelStage.wrap(passthrough) for _ in range(count)
+    ]
+    if tools:
+        chosen += [ExecuteToolStage.wrap(passthrough) for _ in range(count)]
+    return chosen
+
+
+def catalog_stack() -> list[Any]:
+    """The catalog stack of the speed table; a fresh `Cache` per agent, so every call misses."""
+    return [
+        Retry(),
+        Timeout(seconds=60),
+        Cache(),
+        RateLimit(rate=1_000_000, burst=1_000),
+        Redact(),
+        Tracing(),
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# Contestants
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Contestant:
+    """Builds agents of one kind; ``invoke`` runs one conversation on a fresh agent."""
+
+    name: str
+    build: Callable[[], Any]
+
+    async def invoke(self, agent: Any) -> None:
+        await agent.invoke_async(PROMPT)
+
+
+def reference(turns: _Turns, middleware: Callable[[], Sequence[Any]] = list) -> Callable[[], Any]:
+    model = ReferenceModel(turns)
+    return lambda: Agent(model=model, tools=[REFERENCE_ADD], middleware=list(middleware()))
+
+
+def native(turns: _Turns, wrap_count: int = 0) -> Callable[[], Any]:
+    model = NativeModel(turns)
+
+    def build() -> Any:
+        agent = strands.Agent(model=model, tools=[NATIVE_ADD], callback_handler=None)
+        for _ in range(wrap_count):
+            agent.add_middleware(NativeInvokeModelStage, native_passthrough)
+        for _ in range(wrap_count):
+            agent.add_middleware(NativeExecuteToolStage, native_passthrough)
+        return agent
+
+    return build
+
+
+def bridged(turns: _Turns, middleware: Callable[[], Sequence[Any]]) -> Callable[[], Any]:
+    model = NativeModel(turns)
+
+    def build() -> Any:
+        agent = strands.Agent(model=model, tools=[NATIVE_ADD], callback_handler=None)
+        StrandsBridge.of(agent).use(*middleware())
+        return agent
+
+    return build
+
+
+def _conversation(agent: Any) -> list[tuple[str, list[str]]]:
+    """The Converse content of an agent's history, host-only keys left out."""
+    shown: list[tuple[str, list[str]]] = []
+    for message in agent.messages:
+        blocks: list[str] = []
+        for block in message["content"]:
+            if "text" in block:
+                blocks.append(f"text:{block['text']}")
+            elif "toolUse" in block:
+                use = block["toolUse"]
+                blocks.append(f"toolUse:{use['name']}:{sorted(use['input'].items())}")
+            elif "toolResult" in block:
+                result = block["toolResult"]
+                texts = [item.get("text", "") for item in result["content"]]
+                blocks.append(f"toolResult:{result['status']}:{texts}")
+        shown.append((message["role"], blocks))
+    return shown
+
+
+# --------------------------------------------------------------------------------------------
+# Measuring
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    label: str
+    contestant: Contestant
+    baseline: Contestant
+    target: str = ""
+
+
+async def _time(contestant: Contestant, calls: int) -> float:
+    agents = [contestant.build() for _ in range(calls)]
+    gc.collect()
+    started = time.perf_counter()
+    for agent in agents:
+        await contestant.invoke(agent)
+    return time.perf_counter() - started
+
+
+async def _check_same_work(row: Row) -> None:
+    first, second = row.contestant.build(), row.baseline.build()
+    await row.contestant.invoke(first)
+    await row.baseline.invoke(second)
+    if _conversation(first) != _conversation(second):
+        raise SystemExit(
+            f"{row.label}: {row.contestant.name} and {row.baseline.name} produced different "
+            f"conversations:\n{_conversation(first)}\n{_conversation(second)}"
+        )
+
+
+async def _ratio(row: Row, rounds: int, calls: int) -> float:
+    ratios: list[float] = []
+    for index in range(rounds):
+        pair = [row.contestant, row.baseline]
+        if index % 2:
+            pair.reverse()
+        timings = {c.name: await _time(c, calls) for c in pair}
+        ratios.append(timings[row.contestant.name] / timings[row.baseline.name])
+    return statistics.median(ratios)
+
+
+async def _memory(contestant: Contestant) -> tuple[float, float]:
+    """KiB retained per agent built, and KiB allocated at peak by one invocation."""
+    count = 50
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    agents = [contestant.build() for _ in range(count)]
+    per_agent = (tracemalloc.get_traced_memory()[0] - before) / count / 1024
+    agent = agents[0]
+    tracemalloc.reset_peak()
+    base = tracemalloc.get_traced_memory()[0]
+    await contestant.invoke(agent)
+    per_invocation = (tracemalloc.get_traced_memory()[1] - base) / 1024
+    tracemalloc.stop()
+    del agents
+    return per_agent, per_invocation
+
+
+def _rows(deltas: int) -> list[Row]:
+    turns = _Turns(deltas)
+    bare_reference = Contestant("reference", reference(turns))
+    bare_native = Contestant("strands", native(turns))
+    return [
+        Row(
+            "bridge 4 mw / native 4 mw",
+            Contestant("bridge+4", bridged(turns, lambda: wraps(4))),
+            Contestant("native+4", native(turns, 4)),
+            "<= 1.05x",
+        ),
+        Row(
+            "catalog stack / no middleware",
+            Contestant("reference+catalog", reference(turns, catalog_stack)),
+            bare_reference,
+            "<= 1.6x",
+        ),
+        Row(
+            "Timeout alone / no middleware",
+            Contestant("reference+timeout", reference(turns, lambda: [Timeout(seconds=60)])),
+            bare_reference,
+            "<= 1.15x",
+        ),
+        Row(
+            "Tracing (no-op) alone / no middleware",
+            Contestant("reference+tracing", reference(turns, lambda: [Tracing()])),
+            bare_reference,
+            "<= 1.10x",
+        ),
+        Row(
+            "Redact alone / no middleware",
+            Contestant("reference+redact", reference(turns, lambda: [Redact()])),
+            bare_reference,
+        ),
+        Row(
+            "strands.Agent / reference agent, no middleware",
+            bare_native,
+            bare_reference,
+            "about 3x",
+        ),
+    ]
+
+
+def _scaling_rows(deltas: int) -> list[Row]:
+    turns = _Turns(deltas)
+    bare = Contestant("reference", reference(turns))
+    rows = [
+        Row(
+            f"{n} Wrap (model + tool) / none, {deltas} deltas",
+            Contestant(f"reference+{n}", reference(turns, lambda n=n: wraps(n))),
+            bare,
+        )
+        for n in (1, 4, 16)
+    ]
+    for count in (10, 100, 1000):
+        sized = _Turns(count)
+        rows.append(
+            Row(
+                f"catalog stack / none, {count} deltas",
+                Contestant(f"catalog@{count}", reference(sized, catalog_stack)),
+                Contestant(f"reference@{count}", reference(sized)),
+            )
+        )
+    return rows
+
+
+async def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds per row")
+    parser.add_argument("--calls", type=int, default=5, help="invocations per contestant a round")
+    parser.add_argument("--deltas", type=int, default=200, help="text deltas per model turn")
+    parser.add_argument("--scaling", action="store_true", help="add the scaling rows")
+    args = parser.parse_args(argv)
+
+    rows = _rows(args.deltas)
+    if args.scaling:
+        rows += _scaling_rows(args.deltas)
+    for row in rows:
+        await _check_same_work(row)
+
+    print(
+        f"Python {sys.version.split()[0]}, strands-agents {_strands_version()}; "
+        f"{args.deltas} deltas per model turn, {args.rounds} rounds x {args.calls} calls, "
+        "medians of per-round ratios"
+    )
+    print()
+    print("| figure | ratio | target |")
+    print("| --- | --- | --- |")
+    for row in rows:
+        ratio = await _ratio(row, args.rounds, args.calls)
+        print(f"| {row.label} | {ratio:.2f}x | {row.target} |", flush=True)
+
+    print()
+    print("| agent | KiB per agent | KiB peak per invocation |")
+    print("| --- | --- | --- |")
+    turns = _Turns(args.deltas)
+    for contestant in (
+        Contestant("reference agent", reference(turns)),
+        Contestant("reference agent + catalog stack", reference(turns, catalog_stack)),
+        Contestant("strands.Agent", native(turns)),
+        Contestant("strands.Agent + bridge, 4 Wrap", bridged(turns, lambda: wraps(4))),
+    ):
+        per_agent, per_invocation = await _memory(contestant)
+        print(f"| {contestant.name} | {per_agent:.1f} | {per_invocation:.1f} |")
+
+
+def _strands_version() -> str:
+    from importlib.metadata import version
+
+    return version("strands-agents")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:]))
