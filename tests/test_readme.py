@@ -1,0 +1,327 @@
+"""Every Python snippet in README.md type-checks under mypy --strict and pyright (strict).
+
+A reader copies the README's snippets into a project checked as strictly as this one, so they are
+held to the same bar as ``src/``. Each ```` ```python ```` block is a snippet; one that builds on
+the block before it (it uses names that block defined) says so with the HTML comment
+``<!-- continues -->`` on the line just above its fence, and is checked together with it. Blocks
+that are not Python (shell commands, trees) use another fence (```` ```console ````, a bare
+```` ``` ````) and are not checked. The snippets are type-checked, never run.
+
+Both checkers run once over all the snippets (one file per group), with the configuration a user
+gets from ``--strict`` alone, not this project's; a failure names the snippet by its README lines
+and section, and quotes the checker with the line mapped back to README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+BIN = Path(sys.executable).parent
+CONTINUES = "<!-- continues -->"
+PYTHON_VERSION = "3.10"  # the oldest Python the package supports (requires-python)
+
+# A file checked beside the snippets, with one certain error, so that a checker that checks
+# nothing (a wrong path, a config that excludes the files) fails the suite instead of passing it.
+CANARY_FILE = "canary.py"
+CANARY = 'count: int = "three"\n'
+
+_FENCE = re.compile(r"^```(?P<info>\S*)\s*$")
+_HEADING = re.compile(r"^#+\s+(?P<title>.+?)\s*$")
+_MYPY_LINE = re.compile(
+    r"^(?P<path>[^:\n]+\.py):(?P<line>\d+):(?:\d+:)? (?P<severity>error|note): (?P<message>.*)$"
+)
+
+
+@dataclass
+class Snippet:
+    """A group of README blocks checked as one file: a block and those that continue it."""
+
+    first_line: int
+    last_line: int
+    section: str
+    code_lines: list[str] = field(default_factory=list[str])
+    # README.md's line number for each line of the code, to report errors where a reader sees them.
+    readme_lines: list[int] = field(default_factory=list[int])
+
+    @property
+    def name(self) -> str:
+        return f"README.md:{self.first_line}-{self.last_line} ({self.section})"
+
+    @property
+    def code(self) -> str:
+        return "".join(f"{line}\n" for line in self.code_lines)
+
+    def readme_line(self, file_line: int) -> int:
+        """The README line of the snippet file's 1-based ``file_line``."""
+        if 1 <= file_line <= len(self.readme_lines):
+            return self.readme_lines[file_line - 1]
+        return self.first_line
+
+
+def extract_snippets(markdown: str) -> list[Snippet]:
+    """The ```` ```python ```` blocks of ``markdown``, a continued block joined to the one before.
+
+    Raises:
+        ValueError: a ``<!-- continues -->`` marker is not directly above a Python fence, or sits
+            above the first Python block (there is nothing for it to continue).
+    """
+    lines = markdown.splitlines()
+    snippets: list[Snippet] = []
+    section = "top"
+    number = 0
+    while number < len(lines):
+        text = lines[number]
+        fence = _FENCE.match(text)
+        if fence is None:
+            heading = _HEADING.match(text)
+            if heading is not None:
+                section = heading["title"]
+            if text.strip() == CONTINUES:
+                following = lines[number + 1] if number + 1 < len(lines) else ""
+                if following.strip() != "```python":
+                    raise ValueError(
+                        f"README.md:{number + 1}: {CONTINUES} must sit on the line just above a "
+                        "```python fence"
+                    )
+            number += 1
+            continue
+        body_start = number + 1
+        end = body_start
+        while end < len(lines) and lines[end].strip() != "```":
+            end += 1
+        if fence["info"] == "python":
+            continues = number > 0 and lines[number - 1].strip() == CONTINUES
+            if continues and not snippets:
+                raise ValueError(
+                    f"README.md:{number}: {CONTINUES} above the first Python block: there is no "
+                    "block before it to continue"
+                )
+            if continues:
+                snippet = snippets[-1]
+                snippet.last_line = end + 1
+            else:
+                snippet = Snippet(first_line=number + 1, last_line=end + 1, section=section)
+                snippets.append(snippet)
+            for body_line in range(body_start, end):
+                snippet.code_lines.append(lines[body_line])
+                snippet.readme_lines.append(body_line + 1)
+        number = end + 1
+    return snippets
+
+
+SNIPPETS = extract_snippets(README.read_text(encoding="utf-8"))
+
+
+def _file_name(index: int) -> str:
+    return f"snippet_{index:02d}.py"
+
+
+@dataclass
+class CheckerRun:
+    """What one checker said, per file it was given."""
+
+    diagnostics: dict[str, list[str]]
+    output: str = field(repr=False)
+
+    def about(self, file_name: str) -> list[str]:
+        return self.diagnostics.get(file_name, [])
+
+
+def _start_checkers(directory: Path, files: list[str]) -> dict[str, subprocess.Popen[str]]:
+    # An empty mypy config keeps any mypy.ini or pyproject.toml above the temp dir out of it.
+    (directory / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
+    (directory / "pyrightconfig.json").write_text(
+        json.dumps(
+            {
+                "include": files,
+                "typeCheckingMode": "strict",
+                "pythonVersion": PYTHON_VERSION,
+            }
+        ),
+        encoding="utf-8",
+    )
+    mypy = [
+        str(BIN / "mypy"),
+        "--strict",
+        "--python-version",
+        PYTHON_VERSION,
+        "--config-file",
+        "mypy.ini",
+        "--cache-dir",
+        ".mypy_cache",
+        "--no-error-summary",
+        "--no-pretty",
+        "--show-error-codes",
+        "--show-column-numbers",
+        *files,
+    ]
+    pyright = [
+        str(BIN / "pyright"),
+        "--outputjson",
+        "--pythonpath",
+        sys.executable,
+        "--project",
+        "pyrightconfig.json",
+    ]
+    # Both at once: each spends most of its time loading the library and typeshed.
+    return {
+        name: subprocess.Popen(
+            command, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for name, command in (("mypy", mypy), ("pyright", pyright))
+    }
+
+
+def _finish(name: str, process: subprocess.Popen[str]) -> str:
+    """The checker's stdout, once it has exited with 0 (clean) or 1 (it found errors)."""
+    try:
+        stdout, stderr = process.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    # Both checkers exit with 2 or more when they could not check at all (bad options, a crash).
+    assert process.returncode in (0, 1), (
+        f"{name} failed to run (exit status {process.returncode}):\n{stdout}\n{stderr}"
+    )
+    return stdout
+
+
+def _mypy_diagnostics(stdout: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    last_file: str | None = None
+    for text in stdout.splitlines():
+        match = _MYPY_LINE.match(text)
+        if match is None:
+            continue
+        file_name = Path(match["path"]).name
+        # A note belongs to the error just before it ("Revealed type", "See ...").
+        if match["severity"] == "note" and last_file != file_name:
+            continue
+        last_file = file_name
+        found.setdefault(file_name, []).append(
+            f"{match['line']}: {match['severity']}: {match['message']}"
+        )
+    return found
+
+
+def _pyright_diagnostics(stdout: str) -> dict[str, list[str]]:
+    report = json.loads(stdout)
+    found: dict[str, list[str]] = {}
+    for diagnostic in report["generalDiagnostics"]:
+        if diagnostic["severity"] not in ("error", "warning"):
+            continue
+        file_name = Path(diagnostic["file"]).name
+        line = diagnostic["range"]["start"]["line"] + 1  # pyright counts lines from 0
+        rule = f" ({diagnostic['rule']})" if diagnostic.get("rule") else ""
+        found.setdefault(file_name, []).append(
+            f"{line}: {diagnostic['severity']}: {diagnostic['message']}{rule}"
+        )
+    return found
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CheckerRun]:
+    """Both checkers' findings over every snippet (and the canary), from one run of each."""
+    directory = tmp_path_factory.mktemp("readme_snippets")
+    files: list[str] = []
+    for index, snippet in enumerate(SNIPPETS):
+        (directory / _file_name(index)).write_text(snippet.code, encoding="utf-8")
+        files.append(_file_name(index))
+    (directory / CANARY_FILE).write_text(CANARY, encoding="utf-8")
+    files.append(CANARY_FILE)
+    for executable in ("mypy", "pyright"):
+        assert (BIN / executable).exists(), (
+            f"{BIN / executable} is missing: install the dev extra (make install)"
+        )
+    processes = _start_checkers(directory, files)
+    mypy_out, pyright_out = (_finish(name, process) for name, process in processes.items())
+    return {
+        "mypy": CheckerRun(_mypy_diagnostics(mypy_out), mypy_out),
+        "pyright": CheckerRun(_pyright_diagnostics(pyright_out), pyright_out),
+    }
+
+
+def _readable(snippet: Snippet, diagnostics: list[str]) -> str:
+    """The checker's lines with each file line number replaced by README.md's."""
+    lines: list[str] = []
+    for diagnostic in diagnostics:
+        file_line, _, rest = diagnostic.partition(": ")
+        lines.append(f"  README.md:{snippet.readme_line(int(file_line))}: {rest}")
+    return "\n".join(lines)
+
+
+def test_readme_has_python_snippets_to_check() -> None:
+    assert len(SNIPPETS) >= 5, f"found only {len(SNIPPETS)} ```python blocks in README.md"
+
+
+@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+@pytest.mark.parametrize("index", range(len(SNIPPETS)), ids=[snippet.name for snippet in SNIPPETS])
+def test_readme_snippet_type_checks(
+    checked: dict[str, CheckerRun], checker: str, index: int
+) -> None:
+    snippet = SNIPPETS[index]
+    diagnostics = checked[checker].about(_file_name(index))
+    assert not diagnostics, (
+        f"{checker} (strict) rejects the snippet at {snippet.name}:\n"
+        f"{_readable(snippet, diagnostics)}"
+    )
+
+
+@pytest.mark.parametrize("checker", ["mypy", "pyright"])
+def test_checker_reports_an_error_in_a_broken_snippet(
+    checked: dict[str, CheckerRun], checker: str
+) -> None:
+    run = checked[checker]
+    assert any("error" in line for line in run.about(CANARY_FILE)), (
+        f"{checker} did not report the error in {CANARY!r}, so it checked nothing:\n{run.output}"
+    )
+
+
+def test_extraction_joins_a_continued_block_to_the_block_before_it() -> None:
+    markdown = "\n".join(
+        [
+            "# Tour",
+            "```python",
+            "x = 1",
+            "```",
+            "text",
+            CONTINUES,
+            "```python",
+            "y = x",
+            "```",
+            "## Other",
+            "```python",
+            "z = 2",
+            "```",
+        ]
+    )
+    first, second = extract_snippets(markdown)
+    assert first.code == "x = 1\ny = x\n"
+    assert first.readme_lines == [3, 8]
+    assert first.name == "README.md:2-9 (Tour)"
+    assert second.code == "z = 2\n"
+    assert second.name == "README.md:11-13 (Other)"
+
+
+def test_extraction_skips_fences_that_are_not_python() -> None:
+    markdown = "```console\nmake test\n```\n```\nsrc/\n```\n```python\nok = True\n```\n"
+    (only,) = extract_snippets(markdown)
+    assert only.code == "ok = True\n"
+
+
+def test_extraction_refuses_a_continues_marker_with_no_python_block_below() -> None:
+    with pytest.raises(ValueError, match="just above a ```python fence"):
+        extract_snippets(f"```python\nx = 1\n```\n{CONTINUES}\n\n```python\ny = x\n```\n")
+
+
+def test_extraction_refuses_a_continues_marker_above_the_first_block() -> None:
+    with pytest.raises(ValueError, match="no block before it"):
+        extract_snippets(f"{CONTINUES}\n```python\ny = 1\n```\n")
