@@ -1,7 +1,8 @@
 """Every error this library raises on purpose, in one place.
 
 Import them from here (``from strands_middleware.exceptions import MissingResultError``); the
-modules that raise them re-export the ones their users meet first. The tree::
+package root and `strands_middleware.interrupts` also export the few that handlers meet most
+(`InterruptException`, `MissingResultError`, the resume errors). The tree::
 
     Exception
     ├── InterruptException ............ a run pauses for a human (control flow, not a failure)
@@ -18,7 +19,7 @@ modules that raise them re-export the ones their users meet first. The tree::
 Registration mistakes are plain `TypeError`s raised when a handler is registered (they name the
 stage, the phase and the handler). The catalog adds its own, each in the item's module:
 `strands_middleware.catalog.CallLimitExceeded` and `strands_middleware.catalog.UsageBudgetExceeded`
-(both `RuntimeError`).
+(both `RuntimeError`), and `strands_middleware.catalog.CallTimeout` (a `TimeoutError`).
 
 `CONTROL_FLOW_EXCEPTIONS` is the tuple a handler that catches errors must let through: catch it
 first and re-raise, then handle `Exception`::
