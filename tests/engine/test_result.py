@@ -40,3 +40,24 @@ def test_replace_keeps_a_subclass_and_its_extra_fields() -> None:
 def test_interrupt_control_protocol_is_structural() -> None:
     assert isinstance(Halt(), InterruptControlEvent)
     assert not isinstance(Event(), InterruptControlEvent)
+
+
+def test_halts_stage_reads_is_interrupt_from_any_event_shape() -> None:
+    from strands_middleware import halts_stage
+    from strands_middleware.events import TextDeltaEvent, ToolInterruptEvent, TypedEvent
+
+    class Paused(TypedEvent):
+        @property
+        def is_interrupt(self) -> bool:
+            return bool(self.get("paused"))
+
+    class Flagged:
+        def __init__(self, flag: bool) -> None:
+            self.is_interrupt = flag
+
+    assert not halts_stage(TextDeltaEvent("x"))
+    assert not halts_stage({"plain": "dict"})
+    assert halts_stage(ToolInterruptEvent({"toolUseId": "t", "name": "n", "input": {}}, []))
+    assert halts_stage(Paused({"paused": True})) and not halts_stage(Paused())
+    assert halts_stage(Flagged(True)) and not halts_stage(Flagged(False))
+    assert halts_stage(Halt()) and not halts_stage(Done())
