@@ -8,7 +8,7 @@ produce the same messages as its baseline, so no figure compares different work.
 Each row is a ratio, contestant / baseline, measured side by side: rounds are interleaved (the
 order rotates every round) so drift on a noisy machine hits both alike, each round times
 ``--calls`` invocations of each, and the figure is the median of the per-round ratios. Agents are
-built before the clock starts; a row times invocations only.
+built before the clock starts; a row times invocations only, in CPU time of the process.
 
 Run: ``make bench`` (or ``python benchmarks/bench_e2e.py --rounds 30``).
 """
@@ -260,10 +260,12 @@ class Row:
 async def _time(contestant: Contestant, calls: int) -> float:
     agents = [contestant.build() for _ in range(calls)]
     gc.collect()
-    started = time.perf_counter()
+    # CPU time of this process: what the work costs, which other load on a shared machine
+    # barely moves (wall-clock time would also count the time other processes ran).
+    started = time.process_time()
     for agent in agents:
         await contestant.invoke(agent)
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 async def _check_same_work(row: Row) -> None:

@@ -124,65 +124,64 @@ class Timeout(CatalogMiddleware):
         self.stage = stage
         self.seconds = float(seconds)
         self._clock = clock
+        # The default clock is the event loop's own, so the deadline's timer never needs moving.
+        self._fixed_clock = clock is time.monotonic
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         result_type: type[TypedEvent] = self.stage.result_type
-        answers = self.stage is ExecuteToolStage
 
         async def timeout(
             context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
         ) -> AsyncGenerator[TypedEvent, None]:
-            task = asyncio.current_task()
-            if task is None:  # pragma: no cover - every asyncio coroutine runs in a task
-                raise RuntimeError("Timeout must run inside an asyncio task")
             clock = self._clock
             deadline = clock() + self.seconds
             # One timer for the whole call. With the default clock it is the event loop's own
             # (both are the monotonic clock), so it never needs moving; a custom clock may jump,
             # so then the timer is re-armed before each wait from what that clock says is left.
-            alarm = _Alarm(task, self.seconds, fixed=clock is time.monotonic)
+            alarm = _Alarm(self.seconds)
+            cancelling = alarm.cancelling
             settled = False  # the result or an interrupt has been forwarded
             cause: BaseException | None = None
             stream = next_fn(context)
+            next_event = stream.__anext__
             try:
                 while True:
                     remaining = deadline - clock()
                     if remaining <= 0 or alarm.expired:
                         break
-                    alarm.waiting(remaining)
+                    if not self._fixed_clock:
+                        alarm.rearm(remaining)
+                    # The alarm's state is set inline rather than through methods: this runs
+                    # once per streamed event, and the call a method costs would show.
+                    alarm.base = cancelling()
+                    alarm.waiting = True
                     try:
-                        event = await stream.__anext__()
-                    except StopAsyncIteration:
-                        alarm.done_waiting()
-                        return
+                        event = await next_event()
                     except asyncio.CancelledError as cancelled:
-                        if alarm.done_waiting() and not alarm.others_pending():
+                        alarm.waiting = False
+                        if alarm.take_back() and cancelling() <= alarm.base:
                             cause = cancelled
                             break
                         raise
-                    except BaseException:
-                        alarm.done_waiting()
+                    except BaseException as error:
+                        alarm.waiting = False
+                        alarm.take_back()
+                        if isinstance(error, StopAsyncIteration):
+                            return
                         raise
-                    if alarm.done_waiting():
+                    alarm.waiting = False
+                    if alarm.rang:
+                        alarm.take_back()
                         # The inner chain swallowed the cancellation and carried on.
-                        if alarm.others_pending():
+                        if cancelling() > alarm.base:
                             raise asyncio.CancelledError
                         break
-                    if isinstance(event, result_type) or halts_stage(event):
+                    if not settled and (isinstance(event, result_type) or halts_stage(event)):
                         settled = True
                     yield event
                 await stream.aclose()
-                if settled:
-                    return
-                error = CallTimeout(self.stage.name, self.seconds)
-                error.__cause__ = cause
-                if not answers:
-                    raise error
-                yield ToolResultEvent.error(
-                    context.tool_use["toolUseId"],
-                    f"Tool call timed out after {self.seconds:g}s",
-                    error,
-                )
+                if not settled:
+                    yield self._expired(context, cause)
             finally:
                 alarm.disarm()
                 await stream.aclose()
@@ -190,56 +189,63 @@ class Timeout(CatalogMiddleware):
         timeout.__qualname__ = f"Timeout[{self.stage.name}]"
         return [self.stage.wrap(timeout)]
 
+    def _expired(self, context: Any, cause: BaseException | None) -> ToolResultEvent:
+        """What an expired call ends with: a model call raises, a tool call answers."""
+        error = CallTimeout(self.stage.name, self.seconds)
+        error.__cause__ = cause
+        if self.stage is not ExecuteToolStage:
+            raise error
+        return ToolResultEvent.error(
+            context.tool_use["toolUseId"], f"Tool call timed out after {self.seconds:g}s", error
+        )
+
 
 class _Alarm:
-    """The deadline's timer: cancels ``task`` when it rings, but only while the handler waits.
+    """The deadline's timer: cancels the task when it rings, but only while the handler waits.
 
-    The handler calls `waiting` before each wait for the inner chain and `done_waiting` after.
-    A ring that lands while the consumer holds an event cancels nothing; it marks the deadline
-    `expired`, and the handler stops before it waits again.
+    The handler sets `waiting` (and `base`, the task's cancellation count) around each wait for
+    the inner chain. A ring that lands while the consumer holds an event cancels nothing; it
+    marks the deadline `expired`, and the handler stops before it waits again.
 
-    Invariant: the task is cancelled by this alarm at most once, only between `waiting` and
-    `done_waiting`, and `done_waiting` takes that cancellation back, so the task's cancellation
-    count after a call is what it was before, whatever the alarm did.
+    Invariant: the alarm cancels the task at most once, only while `waiting`, and `take_back`
+    withdraws that cancellation, so the task's cancellation count after a call is what it was
+    before, whatever the alarm did. A count above `base` after a wait means someone else asked
+    to cancel the task: that request is passed on, never taken for the deadline.
     """
 
-    __slots__ = ("_base", "_fixed", "_handle", "_rang", "_task", "_waiting", "expired")
+    __slots__ = ("_handle", "_task", "base", "cancelling", "expired", "rang", "waiting")
 
-    def __init__(self, task: asyncio.Task[Any], delay: float, *, fixed: bool) -> None:
+    def __init__(self, delay: float) -> None:
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - every asyncio coroutine runs in a task
+            raise RuntimeError("Timeout must run inside an asyncio task")
         self._task = task
-        self._fixed = fixed
-        self._base = 0
-        self._rang = False
-        self._waiting = False
+        self.cancelling = _cancelling_of(task)
+        """The task's count of cancellation requests (always 0 on Python 3.10)."""
+        self.base = 0
+        self.rang = False
+        self.waiting = False
         self.expired = False
         self._handle = asyncio.get_running_loop().call_later(delay, self._ring)
 
     def _ring(self) -> None:
         self.expired = True
-        if self._waiting:
-            self._rang = True
+        if self.waiting:
+            self.rang = True
             self._task.cancel()
 
-    def waiting(self, remaining: float) -> None:
-        """The handler is about to wait; ``remaining`` is what its clock says is left."""
-        if not self._fixed:
-            self._handle.cancel()
-            self._handle = asyncio.get_running_loop().call_later(remaining, self._ring)
-        self._base = _cancelling(self._task)
-        self._waiting = True
+    def rearm(self, delay: float) -> None:
+        """Ring ``delay`` seconds from now instead (for a clock other than the loop's)."""
+        self._handle.cancel()
+        self._handle = asyncio.get_running_loop().call_later(delay, self._ring)
 
-    def done_waiting(self) -> bool:
-        """The wait ended; return whether the alarm rang during it (and take its cancel back)."""
-        self._waiting = False
-        if self._rang:
-            self._rang = False
-            _uncancel(self._task)
-            return True
-        return False
-
-    def others_pending(self) -> bool:
-        """Whether someone else asked to cancel the task while the handler waited."""
-        return _cancelling(self._task) > self._base
+    def take_back(self) -> bool:
+        """Withdraw the alarm's own cancellation, if it rang; return whether it did."""
+        if not self.rang:
+            return False
+        self.rang = False
+        _uncancel(self._task)
+        return True
 
     def disarm(self) -> None:
         self._handle.cancel()
@@ -247,16 +253,16 @@ class _Alarm:
 
 if sys.version_info >= (3, 11):
 
-    def _cancelling(task: asyncio.Task[Any]) -> int:
-        return task.cancelling()
+    def _cancelling_of(task: asyncio.Task[Any]) -> Callable[[], int]:
+        return task.cancelling
 
     def _uncancel(task: asyncio.Task[Any]) -> None:
         task.uncancel()
 
 else:
 
-    def _cancelling(task: asyncio.Task[Any]) -> int:
-        return 0  # Python 3.10 does not count cancellation requests
+    def _cancelling_of(task: asyncio.Task[Any]) -> Callable[[], int]:
+        return lambda: 0  # Python 3.10 does not count cancellation requests
 
     def _uncancel(task: asyncio.Task[Any]) -> None:
         return None
