@@ -6,10 +6,12 @@ needs. Items are written against the built-in stages only.
 """
 
 from ._base import CallStage, CatalogMiddleware
+from ._budget import MEDIA_TOKENS, TokenCounter, estimate_tokens
 from ._scoped import Scope, ScopedState
 from .cache import Cache, CacheStore, MemoryStore
 from .call_limit import CallLimit, CallLimitExceeded
 from .concurrency_limit import ConcurrencyLimit
+from .context_window import DEFAULT_MARKER, ContextWindow
 from .model_fallback import ModelFallback
 from .rate_limit import RateLimit
 from .redact import DEFAULT_PATTERNS, Redact
@@ -17,14 +19,18 @@ from .retry import Retry
 from .timeout import CallTimeout, Timeout
 from .tool_approval import ACCEPTED_ANSWERS, AllTools, ToolApproval
 from .tool_mock import ToolMock
+from .tool_result_trim import DEFAULT_TRIM_MARKER, ToolResultTrim
 from .tracing import EXECUTE_TOOL_SPAN, INVOKE_MODEL_SPAN, Tracing
 from .usage_budget import UsageBudget, UsageBudgetExceeded
 
 __all__ = [
     "ACCEPTED_ANSWERS",
+    "DEFAULT_MARKER",
     "DEFAULT_PATTERNS",
+    "DEFAULT_TRIM_MARKER",
     "EXECUTE_TOOL_SPAN",
     "INVOKE_MODEL_SPAN",
+    "MEDIA_TOKENS",
     "AllTools",
     "Cache",
     "CacheStore",
@@ -34,6 +40,7 @@ __all__ = [
     "CallTimeout",
     "CatalogMiddleware",
     "ConcurrencyLimit",
+    "ContextWindow",
     "MemoryStore",
     "ModelFallback",
     "RateLimit",
@@ -42,9 +49,12 @@ __all__ = [
     "Scope",
     "ScopedState",
     "Timeout",
+    "TokenCounter",
     "ToolApproval",
     "ToolMock",
+    "ToolResultTrim",
     "Tracing",
     "UsageBudget",
     "UsageBudgetExceeded",
+    "estimate_tokens",
 ]
