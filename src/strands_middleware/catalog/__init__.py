@@ -16,6 +16,7 @@ from .model_fallback import ModelFallback
 from .rate_limit import RateLimit
 from .redact import DEFAULT_PATTERNS, Redact
 from .retry import Retry
+from .summarize import DEFAULT_INSTRUCTIONS, SUMMARY_HEADER, Summarize
 from .timeout import CallTimeout, Timeout
 from .tool_approval import ACCEPTED_ANSWERS, AllTools, ToolApproval
 from .tool_mock import ToolMock
@@ -25,12 +26,14 @@ from .usage_budget import UsageBudget, UsageBudgetExceeded
 
 __all__ = [
     "ACCEPTED_ANSWERS",
+    "DEFAULT_INSTRUCTIONS",
     "DEFAULT_MARKER",
     "DEFAULT_PATTERNS",
     "DEFAULT_TRIM_MARKER",
     "EXECUTE_TOOL_SPAN",
     "INVOKE_MODEL_SPAN",
     "MEDIA_TOKENS",
+    "SUMMARY_HEADER",
     "AllTools",
     "Cache",
     "CacheStore",
@@ -48,6 +51,7 @@ __all__ = [
     "Retry",
     "Scope",
     "ScopedState",
+    "Summarize",
     "Timeout",
     "TokenCounter",
     "ToolApproval",
