@@ -12,6 +12,7 @@ from .cache import Cache, CacheStore, MemoryStore
 from .call_limit import CallLimit, CallLimitExceeded
 from .concurrency_limit import ConcurrencyLimit
 from .context_window import DEFAULT_MARKER, ContextWindow
+from .guardrail import DEFAULT_POLICY, Flow, Guardrail, GuardrailCheck, GuardrailSubject, Verdict
 from .model_fallback import ModelFallback
 from .rate_limit import RateLimit
 from .redact import DEFAULT_PATTERNS, Redact
@@ -29,6 +30,7 @@ __all__ = [
     "DEFAULT_INSTRUCTIONS",
     "DEFAULT_MARKER",
     "DEFAULT_PATTERNS",
+    "DEFAULT_POLICY",
     "DEFAULT_TRIM_MARKER",
     "EXECUTE_TOOL_SPAN",
     "INVOKE_MODEL_SPAN",
@@ -44,6 +46,10 @@ __all__ = [
     "CatalogMiddleware",
     "ConcurrencyLimit",
     "ContextWindow",
+    "Flow",
+    "Guardrail",
+    "GuardrailCheck",
+    "GuardrailSubject",
     "MemoryStore",
     "ModelFallback",
     "RateLimit",
@@ -60,5 +66,6 @@ __all__ = [
     "Tracing",
     "UsageBudget",
     "UsageBudgetExceeded",
+    "Verdict",
     "estimate_tokens",
 ]
