@@ -22,6 +22,7 @@ from .timeout import CallTimeout, Timeout
 from .tool_approval import ACCEPTED_ANSWERS, AllTools, ToolApproval
 from .tool_mock import ToolMock
 from .tool_result_trim import DEFAULT_TRIM_MARKER, ToolResultTrim
+from .tool_selector import ToolPredicate, ToolSelector
 from .tracing import EXECUTE_TOOL_SPAN, INVOKE_MODEL_SPAN, Tracing
 from .usage_budget import UsageBudget, UsageBudgetExceeded
 
@@ -62,7 +63,9 @@ __all__ = [
     "TokenCounter",
     "ToolApproval",
     "ToolMock",
+    "ToolPredicate",
     "ToolResultTrim",
+    "ToolSelector",
     "Tracing",
     "UsageBudget",
     "UsageBudgetExceeded",
