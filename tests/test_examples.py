@@ -99,3 +99,38 @@ def test_catalog_tour_combines_retry_mock_approval_redaction_and_cache() -> None
         "cache: 1 hit(s), 5 misses",
         "trivia model calls: 1",
     ]
+
+
+def test_long_conversation_shows_what_the_model_was_sent_at_each_call() -> None:
+    lines = run_example("long_conversation.py").splitlines()
+    sent = [line for line in lines if line.startswith("model call")]
+    assert sent == [
+        "model call 1 was sent 1 message(s):",
+        "model call 2 was sent 3 message(s):",
+        "model call 3 was sent 5 message(s):",
+        "model call 4 was sent 3 message(s):",
+        "model call 5 was sent 5 message(s):",
+        "model call 6 was sent 3 message(s):",
+    ]
+    # ToolResultTrim: the model reads the head and tail of each report.
+    assert lines[6].split("<- ")[1] == (
+        "Q1 revenue +12%. Det [... 521 of 561 characters cut ...] d product line. End."
+    )
+    # Summarize: one summary serves calls 4 and 5, the next one call 6; two written in all.
+    summary = "  user      [Summary of the earlier conversation] "
+    assert [line.removeprefix(summary) for line in lines if line.startswith(summary)] == [
+        "The user asked for the Q1 report: revenue grew 12%.",
+        "The user asked for the Q1 report: revenue grew 12%.",
+        "Q1 grew 12%, Q2 was flat; both figures were emailed.",
+    ]
+    assert "summaries written: 2 for 6 model calls" in lines
+    # Guardrail: the address is masked, the password question never reaches a model.
+    assert "  user      Email both figures to [REDACTED:email]." in lines
+    asked = lines.index("> Also, what is the admin password?")
+    assert lines[asked + 1] == "< guardrail_intervened: I can't help with credentials."
+    assert "            [This message was withheld by a guardrail.]" in lines
+    # The history keeps everything as it happened.
+    assert lines[-2:] == [
+        "  user      Email both figures to cfo@example.com.",
+        "  user      Also, what is the admin password?",
+    ]

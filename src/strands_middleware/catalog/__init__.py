@@ -6,25 +6,37 @@ needs. Items are written against the built-in stages only.
 """
 
 from ._base import CallStage, CatalogMiddleware
+from ._budget import MEDIA_TOKENS, TokenCounter, estimate_tokens
 from ._scoped import Scope, ScopedState
 from .cache import Cache, CacheStore, MemoryStore
 from .call_limit import CallLimit, CallLimitExceeded
 from .concurrency_limit import ConcurrencyLimit
+from .context_window import DEFAULT_MARKER, ContextWindow
+from .guardrail import DEFAULT_POLICY, Flow, Guardrail, GuardrailCheck, GuardrailSubject, Verdict
 from .model_fallback import ModelFallback
 from .rate_limit import RateLimit
 from .redact import DEFAULT_PATTERNS, Redact
 from .retry import Retry
+from .summarize import DEFAULT_INSTRUCTIONS, SUMMARY_HEADER, Summarize
 from .timeout import CallTimeout, Timeout
 from .tool_approval import ACCEPTED_ANSWERS, AllTools, ToolApproval
 from .tool_mock import ToolMock
+from .tool_result_trim import DEFAULT_TRIM_MARKER, ToolResultTrim
+from .tool_selector import ToolPredicate, ToolSelector
 from .tracing import EXECUTE_TOOL_SPAN, INVOKE_MODEL_SPAN, Tracing
 from .usage_budget import UsageBudget, UsageBudgetExceeded
 
 __all__ = [
     "ACCEPTED_ANSWERS",
+    "DEFAULT_INSTRUCTIONS",
+    "DEFAULT_MARKER",
     "DEFAULT_PATTERNS",
+    "DEFAULT_POLICY",
+    "DEFAULT_TRIM_MARKER",
     "EXECUTE_TOOL_SPAN",
     "INVOKE_MODEL_SPAN",
+    "MEDIA_TOKENS",
+    "SUMMARY_HEADER",
     "AllTools",
     "Cache",
     "CacheStore",
@@ -34,6 +46,11 @@ __all__ = [
     "CallTimeout",
     "CatalogMiddleware",
     "ConcurrencyLimit",
+    "ContextWindow",
+    "Flow",
+    "Guardrail",
+    "GuardrailCheck",
+    "GuardrailSubject",
     "MemoryStore",
     "ModelFallback",
     "RateLimit",
@@ -41,10 +58,17 @@ __all__ = [
     "Retry",
     "Scope",
     "ScopedState",
+    "Summarize",
     "Timeout",
+    "TokenCounter",
     "ToolApproval",
     "ToolMock",
+    "ToolPredicate",
+    "ToolResultTrim",
+    "ToolSelector",
     "Tracing",
     "UsageBudget",
     "UsageBudgetExceeded",
+    "Verdict",
+    "estimate_tokens",
 ]

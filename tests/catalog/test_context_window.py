@@ -1,0 +1,275 @@
+"""ContextWindow: what the model is sent stays within budget, and the conversation stays whole."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from strands_middleware.catalog import ContextWindow, estimate_tokens
+from strands_middleware.catalog._budget import MEDIA_TOKENS
+from strands_middleware.content import Message, Messages
+from strands_middleware.testing import text_turn, tool_turn
+from tests.bridges.hosts import HOSTS, Builder
+from tests.catalog.conversation import call, check_well_formed, prompt, reply, results, texts
+
+NOTE = "[{count} earlier messages were left out to fit the context window.]"
+
+
+def three_turns() -> Messages:
+    return [
+        prompt("q1"),
+        reply("a1"),
+        prompt("q2"),
+        call("t1"),
+        results("t1"),
+        reply("a2"),
+        prompt("q3"),
+    ]
+
+
+# ---- what is sent ----------------------------------------------------------------------------
+
+
+def test_within_budget_the_conversation_is_sent_as_the_very_same_list() -> None:
+    messages = three_turns()
+    assert ContextWindow(max_messages=7).fit(messages) is messages
+
+
+def test_older_turns_go_first_and_whole_with_a_note_in_front_of_the_first_prompt_sent() -> None:
+    messages = three_turns()
+    sent = ContextWindow(max_messages=5).fit(messages)
+    # Leaving out the first turn (2 messages) is enough: 5 messages remain.
+    assert [texts(m) for m in sent] == [
+        [NOTE.format(count=2), "q2"],
+        [],
+        [],
+        ["a2"],
+        ["q3"],
+    ]
+    assert sent[1:] == messages[3:]
+    check_well_formed(sent)
+
+
+def test_a_turn_is_never_split_so_a_tight_budget_leaves_out_more() -> None:
+    sent = ContextWindow(max_messages=3).fit(three_turns())
+    # The second turn has four messages: it cannot be cut in the middle, so it goes too.
+    assert [texts(m) for m in sent] == [[NOTE.format(count=6), "q3"]]
+
+
+def test_in_a_long_agentic_turn_the_oldest_rounds_go_and_the_prompt_stays() -> None:
+    messages = [
+        prompt("q1"),
+        reply("a1"),
+        prompt("research this"),
+        call("t1"),
+        results("t1"),
+        call("t2"),
+        results("t2"),
+        call("t3"),
+        results("t3"),
+    ]
+    sent = ContextWindow(max_messages=5).fit(messages)
+    assert texts(sent[0]) == [NOTE.format(count=4), "research this"]
+    assert sent[1:] == messages[5:]
+    check_well_formed(sent)
+
+
+def test_the_latest_prompt_and_last_round_are_sent_even_over_budget() -> None:
+    messages = [prompt("q1"), reply("a1"), prompt("go"), call("t1"), results("t1")]
+    sent = ContextWindow(max_messages=1).fit(messages)
+    assert [texts(m) for m in sent] == [[NOTE.format(count=2), "go"], [], []]
+    assert sent[1:] == messages[3:]
+
+
+def test_a_fresh_prompt_alone_is_always_sent() -> None:
+    messages = [prompt("q1"), reply("a1"), prompt("q2")]
+    assert [texts(m) for m in ContextWindow(max_messages=1).fit(messages)] == [
+        [NOTE.format(count=2), "q2"]
+    ]
+
+
+def test_without_a_marker_messages_are_dropped_without_a_trace() -> None:
+    messages = three_turns()
+    assert ContextWindow(max_messages=5, marker=None).fit(messages) == messages[2:]
+
+
+def test_a_kept_part_starting_with_a_model_reply_gets_its_note_in_a_message_of_its_own() -> None:
+    # A history that has no user prompt (it was handed over mid-task): only rounds.
+    messages = [call("t1"), results("t1"), call("t2"), results("t2"), call("t3"), results("t3")]
+    sent = ContextWindow(max_messages=5).fit(messages)
+    assert sent == [prompt(NOTE.format(count=2)), *messages[2:]]
+
+
+def test_the_given_messages_are_never_edited() -> None:
+    messages = three_turns()
+    before = [dict(m, content=list(m["content"])) for m in messages]
+    ContextWindow(max_messages=3).fit(messages)
+    assert messages == before
+
+
+@given(st.data())
+def test_any_cut_keeps_pairs_roles_the_latest_prompt_and_the_last_round(data: Any) -> None:
+    messages: Messages = []
+    ids = iter(range(1000))
+    turns = data.draw(st.integers(1, 5), label="turns")
+    for turn in range(turns):
+        messages.append(prompt(f"q{turn}"))
+        for _ in range(data.draw(st.integers(0, 4), label="rounds")):
+            used = [f"t{next(ids)}" for _ in range(data.draw(st.integers(1, 3)))]
+            messages.extend([call(*used), results(*used)])
+        # Every turn but the last ends in the model's answer; the last may be under way.
+        if turn < turns - 1 or data.draw(st.booleans(), label="answered"):
+            messages.append(reply(f"a{turn}"))
+    budget = data.draw(st.integers(1, len(messages) + 1), label="max_messages")
+    marker = data.draw(st.sampled_from([NOTE, None]), label="marker")
+
+    sent = ContextWindow(max_messages=budget, marker=marker).fit(messages)
+
+    check_well_formed(sent)
+    latest = max(i for i, m in enumerate(messages) if texts(m) and m["role"] == "user")
+    assert texts(messages[latest])[0] in [text for m in sent for text in texts(m)]
+    last = messages[-1]["content"]
+    assert sent[-1]["content"][-len(last) :] == last  # the last message, perhaps with the note
+    if len(messages) <= budget:
+        assert sent is messages
+        return
+    minimum = 1 + len(messages) - _last_round_start(messages)
+    assert len(sent) <= max(budget, minimum)
+    left_out = len(messages) - len(sent)
+    if left_out == 0:
+        assert sent is messages  # all of it is the latest prompt and last round
+    elif marker is not None:
+        assert sent[0]["content"][0] == {"text": marker.format(count=left_out)}
+
+
+def _last_round_start(messages: Messages) -> int:
+    last = len(messages) - 1
+    if messages[last]["role"] == "user" and "toolResult" not in messages[last]["content"][0]:
+        return last + 1  # the conversation ends in a prompt: no round to keep
+    while messages[last]["role"] != "assistant":
+        last -= 1
+    return last
+
+
+# ---- token budgets ---------------------------------------------------------------------------
+
+
+def test_the_token_budget_counts_the_system_prompt_and_the_messages_with_the_counter() -> None:
+    seen: list[Message] = []
+
+    def one_token_a_message(message: Message) -> int:
+        seen.append(message)
+        return 1
+
+    messages = three_turns()
+    window = ContextWindow(max_tokens=7, token_counter=one_token_a_message, marker=None)
+    assert window.fit(messages) is messages
+    # With a system prompt the seven messages and the prompt are eight tokens: one turn goes.
+    assert window.fit(messages, "Be brief.") == messages[2:]
+    assert {"role": "user", "content": [{"text": "Be brief."}]} in seen
+
+
+def test_a_note_is_counted_against_the_token_budget() -> None:
+    messages = three_turns()
+    counts = {id(m): 10 for m in messages}
+
+    def counter(message: Message) -> int:
+        return counts.get(id(message), 25)  # a note costs 25
+
+    # Leaving out one turn keeps 5 messages (50 tokens); the note makes it 75.
+    assert (
+        ContextWindow(max_tokens=60, token_counter=counter, marker=None).fit(messages)
+        == (messages[2:])
+    )
+    sent = ContextWindow(max_tokens=60, token_counter=counter).fit(messages)
+    assert texts(sent[0]) == [NOTE.format(count=6), "q3"]
+
+
+def test_the_default_estimate_is_about_four_characters_a_token() -> None:
+    assert estimate_tokens(prompt("x" * 400)) == 100 + 3
+    tool_call: Message = {
+        "role": "assistant",
+        "content": [{"toolUse": {"toolUseId": "1", "name": "abcd", "input": {"a": 1}}}],
+    }
+    assert estimate_tokens(tool_call) == 3 + 3  # "abcd" + '{"a": 1}' = 12 characters
+    with_image: Message = {
+        "role": "user",
+        "content": [{"text": "look"}, {"image": {"format": "png", "source": {"bytes": b"."}}}],
+    }
+    assert estimate_tokens(with_image) == 1 + MEDIA_TOKENS + 3
+
+
+def test_a_counter_that_does_not_return_a_whole_number_is_refused_by_name() -> None:
+    window = ContextWindow(max_tokens=10, token_counter=lambda message: 1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"token_counter returned 1\.5 for a user message"):
+        window.fit([prompt("hi")])
+
+
+# ---- on a host -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_on_every_host_only_what_the_model_is_sent_changes(host: str) -> None:
+    build: Builder = HOSTS[host]
+
+    def lookup(q: str) -> str:
+        """Look something up."""
+        return f"found {q}"
+
+    run = build(
+        [
+            text_turn("a1"),
+            tool_turn("lookup", {"q": "x"}, tool_use_id="t1"),
+            text_turn("a2"),
+            text_turn("a3"),
+        ],
+        [lookup],
+        [ContextWindow(max_messages=3)],
+    )
+    run("q1")
+    run("q2")
+    run("q3")
+    sent = [request.messages for request in run.script.requests]
+    assert [len(messages) for messages in sent] == [1, 3, 3, 1]
+    # The third call (after the tool round) keeps the prompt apart and its last round.
+    assert texts(sent[2][0]) == [NOTE.format(count=2), "q2"]
+    assert [list(block) for block in sent[2][2]["content"]] == [["toolResult"]]
+    assert texts(sent[3][0]) == [NOTE.format(count=6), "q3"]
+    for messages in sent:
+        check_well_formed(messages)
+    history = run.messages
+    assert len(history) == 8
+    assert [texts(m) for m in history if m["role"] == "user" and texts(m)] == [
+        ["q1"],
+        ["q2"],
+        ["q3"],
+    ]
+
+
+# ---- configuration ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({}, ValueError, r"ContextWindow needs max_messages=\.\.\., max_tokens=\.\.\. or both"),
+        ({"max_messages": 0}, ValueError, r"ContextWindow\(max_messages=\.\.\.\) must be a whole"),
+        ({"max_tokens": 1.5}, ValueError, r"ContextWindow\(max_tokens=\.\.\.\) must be a whole"),
+        ({"max_tokens": True}, ValueError, r"max_tokens=\.\.\.\) must be a whole number"),
+        (
+            {"max_messages": 5, "token_counter": 3},
+            TypeError,
+            r"ContextWindow\(token_counter=\.\.\.\) takes a function of one Message",
+        ),
+        ({"max_messages": 5, "marker": 1}, TypeError, r"marker=\.\.\.\) takes a str or None"),
+        ({"max_messages": 5, "marker": "{n} left"}, ValueError, r"only the \{count\} placeholder"),
+    ],
+)
+def test_configuration_mistakes_are_refused_when_built(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        ContextWindow(**options)

@@ -1,0 +1,188 @@
+"""Summarize: older turns become a summary written once per prefix, by the model the user names."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+
+from strands_middleware import InvokeModelContext, InvokeModelStage, MiddlewareNext, TypedEvent
+from strands_middleware.agent import Agent, BeforeModelCallEvent
+from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
+from strands_middleware.catalog import (
+    DEFAULT_INSTRUCTIONS,
+    SUMMARY_HEADER,
+    ContextWindow,
+    Summarize,
+)
+from strands_middleware.content import Messages
+from strands_middleware.events import TextDeltaEvent
+from strands_middleware.models import Model
+from strands_middleware.testing import ScriptedModel, ScriptedTurn, text_turn, tool_turn
+from tests.bridges.hosts import HOSTS, Builder
+from tests.catalog.conversation import check_well_formed, texts
+
+
+def summarizer(host: str, *turns: ScriptedTurn) -> tuple[Model, ScriptedModel]:
+    """A summarizer for ``host`` (each host streams its own kind of model) and its script."""
+    script = ScriptedModel(turns)
+    return (ScriptedStrandsModel(script) if host == "strands" else script), script
+
+
+def contents(messages: Messages) -> list[list[str]]:
+    return [texts(message) for message in messages]
+
+
+def answers(count: int) -> list[ScriptedTurn]:
+    return [text_turn(f"a{n}") for n in range(1, count + 1)]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_summary_is_written_once_and_reused_until_the_rest_passes_the_budget(host: str) -> None:
+    build: Builder = HOSTS[host]
+    model, written = summarizer(host, text_turn("S1"), text_turn("S2"))
+    run = build(answers(5), [], [Summarize(model, max_messages=4)])
+    for n in range(1, 6):
+        run(f"q{n}")
+
+    sent = [contents(request.messages) for request in run.script.requests]
+    assert sent[0] == [["q1"]]
+    assert sent[1] == [["q1"], ["a1"], ["q2"]]
+    # Five messages pass the budget: the first two turns become a summary, which the latest
+    # prompt carries, and the next call reuses it while the rest fits.
+    assert sent[2] == [[SUMMARY_HEADER + "S1", "q3"]]
+    assert sent[3] == [[SUMMARY_HEADER + "S1", "q3"], ["a3"], ["q4"]]
+    # The rest passes the budget again: the next summary folds the previous one in.
+    assert sent[4] == [[SUMMARY_HEADER + "S2", "q5"]]
+
+    assert len(written.requests) == 2
+    first, second = written.requests
+    assert first.system_prompt == DEFAULT_INSTRUCTIONS
+    assert not first.tool_specs
+    assert contents(first.messages) == [
+        ["Conversation:\n\nUser: q1\n\nAssistant: a1\n\nUser: q2\n\nAssistant: a2"]
+    ]
+    assert contents(second.messages) == [
+        [
+            "Summary so far:\n\nS1\n\nConversation since then:\n\n"
+            "User: q3\n\nAssistant: a3\n\nUser: q4\n\nAssistant: a4"
+        ]
+    ]
+    # The agent's history keeps every message, and its model is its own.
+    assert len(run.messages) == 10
+    assert [texts(m) for m in run.messages[:2]] == [["q1"], ["a1"]]
+    assert run.agent.model is not model
+
+
+def test_the_summary_call_is_not_streamed_and_hooks_see_one_model_call() -> None:
+    written = ScriptedModel([text_turn("SUMMARY TEXT")])
+    agent = Agent(model=ScriptedModel(answers(3)), middleware=[Summarize(written, max_messages=4)])
+    calls: list[str] = []
+    agent.add_hook(BeforeModelCallEvent, lambda event: calls.append("model call"))
+    agent("q1")
+    agent("q2")
+
+    async def third() -> list[TypedEvent]:
+        return [event async for event in agent.stream_async("q3")]
+
+    events = asyncio.run(third())
+    assert len(written.requests) == 1
+    assert calls == ["model call"] * 3
+    streamed = "".join(event.text for event in events if isinstance(event, TextDeltaEvent))
+    assert streamed == "a3"
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_long_tool_loop_is_summarized_by_whole_rounds_and_the_prompt_stays(host: str) -> None:
+    build: Builder = HOSTS[host]
+
+    def lookup(q: str) -> str:
+        """Look something up."""
+        return f"found {q}"
+
+    model, written = summarizer(host, text_turn("Looked up x1 and x2."))
+    turns: list[ScriptedTurn] = [
+        tool_turn("lookup", {"q": f"x{n}"}, tool_use_id=f"t{n}") for n in range(1, 5)
+    ]
+    run = build([*turns, text_turn("done")], [lookup], [Summarize(model, max_messages=6)])
+    assert run("research x").text == "done"
+
+    for request in run.script.requests:
+        check_well_formed(request.messages)
+    last = run.script.requests[-1].messages
+    # prompt + 4 rounds = 9 messages; keeping 3 (half of 6) leaves the prompt and the last round.
+    assert contents(last)[0] == [SUMMARY_HEADER + "Looked up x1 and x2.", "research x"]
+    assert [block["toolResult"]["toolUseId"] for block in last[-1]["content"]] == ["t4"]
+    transcript = texts(written.requests[0].messages[0])[0]
+    assert '[called tool lookup with {"q": "x1"}]' in transcript
+    assert "[tool result, success: found x1]" in transcript
+    assert "t4" not in transcript and "x4" not in transcript
+
+
+def test_a_failed_summary_falls_back_to_the_context_window_and_is_tried_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    written = ScriptedModel([ConnectionError("summarizer down"), text_turn("S")])
+    main = ScriptedModel(answers(4))
+    agent = Agent(model=main, middleware=[Summarize(written, max_messages=4)])
+    for n in range(1, 4):
+        with caplog.at_level(logging.WARNING, logger="strands_middleware"):
+            agent(f"q{n}")
+    expected = ContextWindow(max_messages=4).fit(agent.messages[:5])
+    assert main.requests[2].messages == expected
+    assert "Summarize: the summary call failed with ConnectionError('summarizer down')" in (
+        caplog.text
+    )
+    agent("q4")
+    assert len(written.requests) == 2
+    assert contents(main.requests[3].messages)[0] == [SUMMARY_HEADER + "S", "q4"]
+
+
+def test_handlers_registered_after_it_see_the_summary_call_and_those_before_do_not() -> None:
+    seen: dict[str, list[int]] = {"before": [], "after": []}
+
+    def counting(name: str) -> Any:
+        async def count(
+            context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            seen[name].append(len(context.messages))
+            async for event in next_fn(context):
+                yield event
+
+        return InvokeModelStage.wrap(count)
+
+    written = ScriptedModel([text_turn("S")])
+    agent = Agent(
+        model=ScriptedModel(answers(3)),
+        middleware=[counting("before"), Summarize(written, max_messages=4), counting("after")],
+    )
+    for n in range(1, 4):
+        agent(f"q{n}")
+    assert seen["before"] == [1, 3, 5]
+    assert seen["after"] == [1, 3, 1, 1]  # the summary call's one message, then the call itself
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({}, ValueError, r"Summarize needs max_messages=\.\.\., max_tokens=\.\.\. or both"),
+        ({"max_messages": 0}, ValueError, r"Summarize\(max_messages=\.\.\.\) must be a whole"),
+        ({"max_messages": 9, "keep": 0}, ValueError, r"Summarize\(keep=\.\.\.\) must be a finite"),
+        ({"max_messages": 9, "keep": 1}, ValueError, r"above 0 and below 1, got 1"),
+        ({"max_messages": 9, "instructions": " "}, ValueError, r"instructions=\.\.\.\) must be"),
+        ({"max_messages": 9, "cache_size": 0}, ValueError, r"cache_size=\.\.\.\) must be a whole"),
+    ],
+)
+def test_configuration_mistakes_are_refused_when_built(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        Summarize(ScriptedModel([]), **options)
+
+
+def test_a_summarizer_that_is_not_a_model_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"Summarize\(model=\.\.\.\) takes the model that writes"):
+        Summarize("small-model", max_messages=9)  # type: ignore[arg-type]
