@@ -195,9 +195,12 @@ async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
         if inspect.isawaitable(returned):
             returned = await returned
         if not isinstance(returned, MiddlewareResult):
+            # The stage's own name for a bare result event: a host may hand out a subclass.
+            bare: object = returned
+            shown = result_type.__name__ if isinstance(bare, result_type) else type(bare).__name__
             raise TypeError(
                 f"Output handler {describe(handler)} ({chain.stage.name}.Output) returned "
-                f"{type(returned).__name__}; an Output handler must return a MiddlewareResult: "
+                f"{shown}; an Output handler must return a MiddlewareResult: "
                 "use result.replace(value=...)"
             )
         checked: MiddlewareResult[Any] = cast(Any, returned)
