@@ -62,8 +62,8 @@ class InterruptException(Exception):
     """Raised to pause a run until a human answers `interrupt`.
 
     It subclasses `Exception`, so a broad ``except Exception`` in middleware swallows it and turns
-    a pause into an error. Middleware that catches errors around ``next_fn`` or ``interrupt()``
-    must re-raise it.
+    a pause into an error (on a tool call the host notices and does not run the tool).
+    Middleware that catches errors around ``next_fn`` or ``interrupt()`` must re-raise it.
     """
 
     def __init__(self, interrupt: Interrupt) -> None:
@@ -86,7 +86,8 @@ CONTROL_FLOW_EXCEPTIONS: tuple[type[BaseException], ...] = (
 """What error-handling middleware must never swallow: re-raise these before ``except Exception``.
 
 `InterruptException` subclasses `Exception`, so a broad handler would turn a pause for a human
-into a caught error (and, around ``interrupt()``, let a gated tool run); the others are
+into a caught error (on a tool call the host then refuses to run the tool: a gate fails closed,
+with an `InterruptMisuseError`); the others are
 `BaseException`s listed so that ``except CONTROL_FLOW_EXCEPTIONS: raise`` also reads right in a
 handler that catches `BaseException`.
 """

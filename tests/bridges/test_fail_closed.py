@@ -21,10 +21,12 @@ from strands_middleware import (
     InvokeModelStage,
     MiddlewareNext,
     MiddlewareResult,
+    ModelStopReason,
     ToolResultEvent,
     TypedEvent,
 )
 from strands_middleware.catalog import ToolApproval
+from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.testing import text_turn, tool_turn
 
 from .hosts import Run, strands_agent
@@ -132,6 +134,29 @@ def test_a_model_handler_bug_ends_the_run() -> None:
 
     with pytest.raises(KeyError, match="missing"):
         agent_with(typo)("mail ops")
+
+
+def test_an_agent_stream_handler_bug_ends_the_run() -> None:
+    def forgetful(context: AgentStreamContext) -> AgentStreamContext:
+        _ = context.messages
+
+    with pytest.raises(
+        TypeError, match=r"Input handler forgetful \(agentStream\.Input\) returned None"
+    ):
+        agent_with(AgentStreamStage.input(forgetful))("mail ops")
+
+
+def test_a_model_chain_without_a_result_ends_the_run_with_strands_own_error() -> None:
+    @InvokeModelStage.wrap
+    async def drop(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            if not isinstance(event, ModelStopReason):
+                yield event
+
+    with pytest.raises(RuntimeError, match="did not yield a ModelStopReason"):
+        agent_with(drop)("mail ops")
 
 
 def test_a_swallowed_interrupt_keeps_the_tool_from_running(

@@ -295,6 +295,23 @@ class TestHandlerFailuresAreLoud:
         assert "Input handler forgetful (executeTool.Input) returned None" in error_text(events)
         logged_failure(caplog)
 
+    async def test_next_fn_called_without_the_context_is_logged_naming_the_caller(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        async def hurried(
+            context: ExecuteToolContext, next_fn: Any
+        ) -> AsyncGenerator[TypedEvent, None]:
+            async for event in next_fn():
+                yield event
+
+        registry = MiddlewareRegistry()
+        registry.add_middleware(ExecuteToolStage, hurried)
+        events = await run(registry, ProbeTool())
+        assert "hurried (executeTool.Wrap) called next_fn() without the context" in error_text(
+            events
+        )
+        assert "hurried (executeTool.Wrap)" in logged_failure(caplog).getMessage()
+
     async def test_a_failing_tool_is_not_a_middleware_failure(
         self, caplog: pytest.LogCaptureFixture
     ) -> None:
