@@ -3,7 +3,10 @@
 The model is `ScriptedModel`, which plays back two assistant turns (a tool call, then an
 answer) as a real Converse stream, so this runs with no network. Three middleware print what
 they see: an Input handler on the model call, a Wrap handler timing the model call, and an
-Output handler on the tool call.
+Output handler on the tool call. Each line starts with the stage and phase that printed it, as
+error messages and logs name them: ``invokeModel`` is ``InvokeModelStage`` (a model call),
+``executeTool`` is ``ExecuteToolStage`` (a tool call), and ``.Input`` / ``.Wrap`` / ``.Output``
+are the phases, in the order they run.
 
 Run: ``make demo`` (or ``python examples/quickstart.py``)
 """
@@ -38,9 +41,15 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+def label(where: str) -> str:
+    """The tag a line starts with: the stage and phase that printed it (or who else did)."""
+    return f"[{where}]".ljust(21)
+
+
 @InvokeModelStage.input
 def concise(context: InvokeModelContext) -> InvokeModelContext:
-    print(f"[input]  model call with {len(context.messages)} message(s); asking for brevity")
+    where = label(InvokeModelStage.Input.where)
+    print(f"{where} model call with {len(context.messages)} message(s); asking for brevity")
     return context.replace(system_prompt="Answer in one short sentence.")
 
 
@@ -54,14 +63,16 @@ async def timing(
         count += 1
         yield event
     elapsed = (time.perf_counter() - started) * 1000
-    print(f"[wrap]   model call streamed {count} events in {elapsed:.1f} ms")
+    where = label(InvokeModelStage.Wrap.where)
+    print(f"{where} model call streamed {count} events in {elapsed:.1f} ms")
 
 
 @ExecuteToolStage.output
 def audit(result: MiddlewareResult[ToolResultEvent]) -> MiddlewareResult[ToolResultEvent]:
     tool_result = result.value.tool_result
     text = tool_result["content"][0].get("text")
-    print(f"[output] tool {tool_result['toolUseId']} returned {tool_result['status']}: {text}")
+    where = label(ExecuteToolStage.Output.where)
+    print(f"{where} tool {tool_result['toolUseId']} returned {tool_result['status']}: {text}")
     return result
 
 
@@ -74,8 +85,8 @@ def main() -> None:
     )
     agent = Agent(model=model, tools=[add], middleware=[concise, timing, audit])
     result = agent("What is 2 + 40?")
-    print(f"[agent]  stop_reason={result.stop_reason} answer={result}")
-    print(f"[model]  system prompt it received: {model.requests[-1].system_prompt!r}")
+    print(f"{label('agent result')} stop_reason={result.stop_reason} answer={result}")
+    print(f"{label('model request')} system prompt: {model.requests[-1].system_prompt!r}")
 
 
 if __name__ == "__main__":

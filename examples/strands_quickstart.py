@@ -14,7 +14,7 @@ from typing import Any
 
 import strands
 
-from quickstart import audit, concise, timing
+from quickstart import audit, concise, label, timing
 from strands_middleware.bridges.strands import StrandsBridge
 from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
@@ -43,8 +43,8 @@ def main() -> None:
     )
     StrandsBridge.of(agent).use(concise, timing, audit)
     result = agent("What is 2 + 40?")
-    print(f"[agent]  stop_reason={result.stop_reason} answer={str(result).strip()}")
-    print(f"[model]  system prompt it received: {script.requests[-1].system_prompt!r}")
+    print(f"{label('agent result')} stop_reason={result.stop_reason} answer={str(result).strip()}")
+    print(f"{label('model request')} system prompt: {script.requests[-1].system_prompt!r}")
 
 
 if __name__ == "__main__":

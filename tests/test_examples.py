@@ -30,14 +30,15 @@ def test_custom_stage_example_normalises_caches_and_stamps() -> None:
     ]
 
 
-def test_quickstart_shows_what_each_middleware_saw() -> None:
+def test_quickstart_labels_each_line_with_the_stage_and_phase_that_printed_it() -> None:
     lines = run_example("quickstart.py").splitlines()
-    assert lines[0] == "[input]  model call with 1 message(s); asking for brevity"
-    assert lines[1].startswith("[wrap]   model call streamed 11 events in ")
-    assert lines[2] == "[output] tool t1 returned success: 42"
-    assert lines[3] == "[input]  model call with 3 message(s); asking for brevity"
-    assert lines[5] == "[agent]  stop_reason=end_turn answer=2 + 40 is 42."
-    assert lines[6] == "[model]  system prompt it received: 'Answer in one short sentence.'"
+    assert lines[0] == "[invokeModel.Input]   model call with 1 message(s); asking for brevity"
+    assert lines[1].startswith("[invokeModel.Wrap]    model call streamed 11 events in ")
+    assert lines[2] == "[executeTool.Output]  tool t1 returned success: 42"
+    assert lines[3] == "[invokeModel.Input]   model call with 3 message(s); asking for brevity"
+    assert lines[4].startswith("[invokeModel.Wrap]    model call streamed 11 events in ")
+    assert lines[5] == "[agent result]        stop_reason=end_turn answer=2 + 40 is 42."
+    assert lines[6] == "[model request]       system prompt: 'Answer in one short sentence.'"
 
 
 def test_approval_gate_pauses_then_resumes_with_the_answer() -> None:
@@ -79,11 +80,11 @@ def test_model_switch_routes_one_call_without_changing_the_agent() -> None:
 
 def test_strands_quickstart_runs_the_same_middleware_on_a_strands_agent() -> None:
     lines = run_example("strands_quickstart.py").splitlines()
-    assert lines[0] == "[input]  model call with 1 message(s); asking for brevity"
-    assert lines[1].startswith("[wrap]   model call streamed ")
-    assert lines[2] == "[output] tool t1 returned success: 42"
-    assert lines[-2] == "[agent]  stop_reason=end_turn answer=2 + 40 is 42."
-    assert lines[-1] == "[model]  system prompt it received: 'Answer in one short sentence.'"
+    assert lines[0] == "[invokeModel.Input]   model call with 1 message(s); asking for brevity"
+    assert lines[1].startswith("[invokeModel.Wrap]    model call streamed ")
+    assert lines[2] == "[executeTool.Output]  tool t1 returned success: 42"
+    assert lines[-2] == "[agent result]        stop_reason=end_turn answer=2 + 40 is 42."
+    assert lines[-1] == "[model request]       system prompt: 'Answer in one short sentence.'"
 
 
 def test_catalog_tour_combines_retry_mock_approval_redaction_and_cache() -> None:

@@ -7,6 +7,8 @@ package root and `strands_middleware.interrupts` also export the few that handle
     Exception
     ├── InterruptException ............ a run pauses for a human (control flow, not a failure)
     ├── RuntimeError
+    │   ├── InterruptMisuseError ...... an interrupt that could not pause safely (swallowed,
+    │   │                               raised after the tool ran, or one id for two gates)
     │   ├── MissingResultError ........ a stage's stream ended without its result event
     │   └── ReplacedMessagesError ..... an AgentStreamStage handler replaced context.messages
     └── ValueError
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONTROL_FLOW_EXCEPTIONS",
     "InterruptException",
+    "InterruptMisuseError",
     "InterruptResponseFormatError",
     "InterruptResumeError",
     "InterruptStateDataError",
@@ -60,8 +63,8 @@ class InterruptException(Exception):
     """Raised to pause a run until a human answers `interrupt`.
 
     It subclasses `Exception`, so a broad ``except Exception`` in middleware swallows it and turns
-    a pause into an error. Middleware that catches errors around ``next_fn`` or ``interrupt()``
-    must re-raise it.
+    a pause into an error (on a tool call the host notices and does not run the tool).
+    Middleware that catches errors around ``next_fn`` or ``interrupt()`` must re-raise it.
     """
 
     def __init__(self, interrupt: Interrupt) -> None:
@@ -84,10 +87,35 @@ CONTROL_FLOW_EXCEPTIONS: tuple[type[BaseException], ...] = (
 """What error-handling middleware must never swallow: re-raise these before ``except Exception``.
 
 `InterruptException` subclasses `Exception`, so a broad handler would turn a pause for a human
-into a caught error (and, around ``interrupt()``, let a gated tool run); the others are
+into a caught error (on a tool call the host then refuses to run the tool: a gate fails closed,
+with an `InterruptMisuseError`); the others are
 `BaseException`s listed so that ``except CONTROL_FLOW_EXCEPTIONS: raise`` also reads right in a
 handler that catches `BaseException`.
 """
+
+
+class InterruptMisuseError(RuntimeError):
+    """Middleware used ``interrupt()`` in a way that cannot pause the run safely.
+
+    A gate must fail closed, so each of these is an error rather than a silent pass:
+
+    * the `InterruptException` was caught by a handler (a broad ``except Exception``) and never
+      reached the executor, so the run would go on as if a human had approved;
+    * the interrupt was raised after the tool (or, on AgentStreamStage, the pass) had already run,
+      so a resume would run it a second time;
+    * two handlers asked under one interrupt id on the same call, so one answer would approve
+      both.
+
+    On ExecuteToolStage it ends the tool call with an error result (and an ERROR log), like any
+    failing tool middleware; elsewhere it ends the run.
+
+    Attributes:
+        interrupts: The interrupts concerned.
+    """
+
+    def __init__(self, message: str, interrupts: Sequence[Interrupt] = ()) -> None:
+        super().__init__(message)
+        self.interrupts: tuple[Interrupt, ...] = tuple(interrupts)
 
 
 class MissingResultError(RuntimeError):

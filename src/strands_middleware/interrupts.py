@@ -12,6 +12,7 @@ lifetime is `strands_middleware.host.InterruptState`.
 
 from __future__ import annotations
 
+import inspect
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,13 +20,19 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
-from .exceptions import InterruptException, InterruptResponseFormatError, InterruptResumeError
+from .exceptions import (
+    InterruptException,
+    InterruptMisuseError,
+    InterruptResponseFormatError,
+    InterruptResumeError,
+)
 
 __all__ = [
     "AGENT_STREAM_INTERRUPT_PREFIX",
     "EXECUTE_TOOL_INTERRUPT_PREFIX",
     "Interrupt",
     "InterruptException",
+    "InterruptLedger",
     "InterruptResponse",
     "InterruptResponseContent",
     "InterruptResponseFormatError",
@@ -177,3 +184,93 @@ def resolve_middleware_interrupt(
     if response is not None:
         return MiddlewareInterruptResult(response=response)
     raise InterruptException(Interrupt(id=interrupt_id, name=name, reason=reason))
+
+
+class InterruptLedger:
+    """What the ``interrupt()`` calls of one stage run asked: the record a gate fails closed by.
+
+    An interruptible context resolves through its ledger, which the host that runs the stage
+    creates and reads. Three mistakes would otherwise let a gated call through silently, and the
+    ledger is what lets the host see them:
+
+    * **A swallowed interrupt.** Every `InterruptException` raised is recorded until the host
+      reports it settled (it reached the executor). One still unsettled when the host is about to
+      run the tool, or when the stage ends, was caught by a handler.
+    * **An interrupt after the tool ran.** The host marks ``tool_started`` before it runs the
+      tool; an interrupt raised after that would run the tool again on resume.
+    * **Two gates, one id.** The id is derived from the name, so two gates asking under one name
+      would share one answer. Resolution refuses it at once (`InterruptMisuseError`).
+
+    Telling two gates from one gate asked twice (a retry that calls ``next_fn`` again re-runs the
+    gate inside it) is done by the asker: the innermost async generator on the stack, which for a
+    Wrap handler is the handler itself. A second asker while the first is still on the stack
+    around it is a second gate; an asker that has finished (a retried gate) is not.
+    """
+
+    __slots__ = ("_askers", "_raised", "tool_started")
+
+    def __init__(self) -> None:
+        self.tool_started = False
+        """Set by the host just before the tool runs."""
+        self._raised: dict[str, tuple[Interrupt, bool]] = {}
+        # Frame ids, not frames: holding frames would keep every asker's locals alive. An id is
+        # only compared against frames on the current stack, where the frame it named, if still
+        # alive, is the only frame that can have it.
+        self._askers: dict[str, int] = {}
+
+    def resolve(
+        self,
+        interrupts: Mapping[str, Interrupt],
+        interrupt_id: str,
+        name: str,
+        reason: Any = None,
+        response: Any = None,
+    ) -> MiddlewareInterruptResult:
+        """`resolve_middleware_interrupt`, recording what was asked and by whom.
+
+        Raises:
+            InterruptException: No answer is available yet (recorded as raised).
+            InterruptMisuseError: Another handler on the stack already asked under this id.
+        """
+        asker, stack = _asker_on_stack()
+        earlier = self._askers.get(interrupt_id)
+        if earlier is not None and earlier != asker and earlier in stack:
+            raise InterruptMisuseError(
+                f"two handlers asked interrupt {name!r} (id {interrupt_id}) on the same call: "
+                "the id is derived from the name, so one answer would approve both. Give each "
+                "gate its own name (for example ToolApproval(name=...)).",
+                [Interrupt(id=interrupt_id, name=name, reason=reason)],
+            )
+        self._askers[interrupt_id] = asker
+        try:
+            return resolve_middleware_interrupt(interrupts, interrupt_id, name, reason, response)
+        except InterruptException as raised:
+            self._raised[interrupt_id] = (raised.interrupt, self.tool_started)
+            raise
+
+    def settle(self, interrupt_id: str) -> None:
+        """Record that the interrupt reached the executor (it pauses the run as it should)."""
+        self._raised.pop(interrupt_id, None)
+
+    @property
+    def unsettled(self) -> list[Interrupt]:
+        """Interrupts raised and not (yet) settled, in the order they were first raised."""
+        return [interrupt for interrupt, _ in self._raised.values()]
+
+    def raised_after_tool(self, interrupt_id: str) -> bool:
+        """Whether the interrupt was raised once ``tool_started`` was set."""
+        entry = self._raised.get(interrupt_id)
+        return entry is not None and entry[1]
+
+
+def _asker_on_stack() -> tuple[int, set[int]]:
+    """The asking frame (the innermost async generator: a Wrap handler) and the whole stack."""
+    asker: int | None = None
+    stack: set[int] = set()
+    frame = inspect.currentframe()
+    while frame is not None:
+        stack.add(id(frame))
+        if asker is None and frame.f_code.co_flags & inspect.CO_ASYNC_GENERATOR:
+            asker = id(frame)
+        frame = frame.f_back
+    return (asker if asker is not None else 0), stack

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -453,3 +454,75 @@ def test_after_a_cancelled_tool_round_the_next_prompt_keeps_roles_alternating() 
     assert agent("go").stop_reason == "cancelled"
     assert str(agent("continue")) == "ok"
     assert roles(agent) == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_tool_handler_bug_is_logged_and_the_model_reads_the_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    @ExecuteToolStage.wrap
+    async def typo(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        _ = context.tool_use["inptu"]  # type: ignore[typeddict-item]
+        async for event in next_fn(context):
+            yield event
+
+    model = ScriptedModel([tool_turn("add", {"a": 1, "b": 1}, tool_use_id="t1"), text_turn("ok")])
+    agent = Agent(model=model, tools=[add], middleware=[typo])
+    with caplog.at_level(logging.ERROR, logger="strands_middleware"):
+        result = agent("go")
+    assert result.stop_reason == "end_turn"
+    assert results_in(agent)[0]["content"] == [{"text": "Error: 'inptu'"}]
+    [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert "typo (executeTool.Wrap)" in record.getMessage()
+    assert record.exc_info is not None
+
+
+def test_a_model_handler_bug_ends_the_run() -> None:
+    @InvokeModelStage.wrap
+    async def typo(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        _ = context.invocation_state["missing"]
+        async for event in next_fn(context):
+            yield event
+
+    agent = Agent(model=ScriptedModel([text_turn("ok")]), middleware=[typo])
+    with pytest.raises(KeyError, match="missing"):
+        agent("go")
+
+
+def test_one_middleware_may_be_passed_without_a_list() -> None:
+    seen: list[str] = []
+
+    @InvokeModelStage.input
+    def note(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append("model call")
+        return context
+
+    agent = Agent(model=ScriptedModel([text_turn("ok")]), middleware=note)
+    agent("hi")
+    assert seen == ["model call"]
+
+
+def test_middleware_that_is_not_middleware_is_refused_with_what_is_wanted() -> None:
+    def bare(context: InvokeModelContext) -> InvokeModelContext:
+        return context
+
+    with pytest.raises(
+        TypeError, match=r"Agent\(middleware=\.\.\.\) takes a Middleware, a catalog item"
+    ):
+        Agent(model=ScriptedModel([]), middleware=bare)  # type: ignore[arg-type]
+
+
+def test_a_handler_mutating_the_tool_input_leaves_the_history_alone() -> None:
+    def vandal(context: ExecuteToolContext) -> ExecuteToolContext:
+        context.tool_use["input"]["a"] = 100
+        return context
+
+    model = ScriptedModel([tool_turn("add", {"a": 1, "b": 1}, tool_use_id="t1"), text_turn("ok")])
+    agent = Agent(model=model, tools=[add], middleware=[ExecuteToolStage.input(vandal)])
+    agent("go")
+    assert agent.messages[1]["content"][0]["toolUse"]["input"] == {"a": 1, "b": 1}  # type: ignore[typeddict-item]
+    # The edit reaches this call's tool, as the context it ran with says.
+    assert results_in(agent)[0]["content"] == [{"text": "101"}]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any, ClassVar
@@ -17,6 +18,7 @@ from strands_middleware import (
     TypedEvent,
 )
 from strands_middleware.agent import Agent, AgentResult
+from strands_middleware.catalog import ToolApproval
 from strands_middleware.exceptions import InterruptResumeError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.host import InterruptState
@@ -232,3 +234,92 @@ def test_an_agent_stream_gate_asks_once_per_cycle() -> None:
     # The answer does not become a standing approval.
     assert agent("second").stop_reason == "interrupt"
     assert asked == ["go"]
+
+
+class TestGatesFailClosedOnTheAgent:
+    """The issue's scenarios end to end: a gate that is bypassed never lets its tool run."""
+
+    def test_a_gate_whose_broad_except_swallows_the_interrupt_does_not_run_the_tool(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        @ExecuteToolStage.wrap
+        async def careless(
+            context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            try:
+                answer = context.interrupt("approve-delete").response
+            except Exception:
+                answer = "yes"  # "if asking fails, go ahead": the pause is caught as a failure
+            if answer != "yes":
+                yield ToolResultEvent.error(context.tool_use["toolUseId"], "denied")
+                return
+            async for event in next_fn(context):
+                yield event
+
+        deleted.clear()
+        model = ScriptedModel(
+            [tool_turn("delete", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")]
+        )
+        agent = Agent(model=model, tools=[delete], middleware=[careless])
+        with caplog.at_level(logging.ERROR, logger="strands_middleware"):
+            result = agent("clean up")
+        assert deleted == []
+        assert result.stop_reason == "end_turn"
+        text = agent.messages[2]["content"][0]["toolResult"]["content"][0]["text"]  # type: ignore[typeddict-item]
+        assert "interrupt 'approve-delete'" in text and "never reached the executor" in text
+        assert "careless (executeTool.Wrap)" in caplog.text
+
+    def test_an_interrupt_after_next_fn_is_refused_and_the_tool_runs_once(self) -> None:
+        @ExecuteToolStage.wrap
+        async def confirm_after(
+            context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            async for event in next_fn(context):
+                if isinstance(event, ToolResultEvent):
+                    context.interrupt("confirm")
+                yield event
+
+        deleted.clear()
+        model = ScriptedModel(
+            [tool_turn("delete", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")]
+        )
+        agent = Agent(model=model, tools=[delete], middleware=[confirm_after])
+        result = agent("clean up")
+        assert result.stop_reason == "end_turn"
+        assert deleted == ["/a"]
+        assert not agent.interrupt_state.activated
+        text = agent.messages[2]["content"][0]["toolResult"]["content"][0]["text"]  # type: ignore[typeddict-item]
+        assert "interrupt 'confirm'" in text and "after the tool ran" in text
+
+    def test_two_approval_gates_with_one_name_do_not_share_an_answer(self) -> None:
+        deleted.clear()
+        model = ScriptedModel(
+            [tool_turn("delete", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")]
+        )
+        agent = Agent(
+            model=model,
+            tools=[delete],
+            middleware=[ToolApproval(tools=["delete"]), ToolApproval(tools=["delete"])],
+        )
+        paused = agent("clean up")
+        assert len(paused.interrupts) == 1
+        agent(respond(paused, "approve"))
+        assert deleted == []
+        text = agent.messages[2]["content"][0]["toolResult"]["content"][0]["text"]  # type: ignore[typeddict-item]
+        assert "two handlers asked interrupt 'approve-tool-call'" in text
+
+    def test_two_approval_gates_with_their_own_names_ask_both(self) -> None:
+        deleted.clear()
+        model = ScriptedModel(
+            [tool_turn("delete", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")]
+        )
+        agent = Agent(
+            model=model,
+            tools=[delete],
+            middleware=[ToolApproval(name="security"), ToolApproval(name="owner")],
+        )
+        first = agent("clean up")
+        second = agent(respond(first, "approve"))
+        assert [i.name for i in second.interrupts] == ["owner"]
+        assert agent(respond(second, "approve")).stop_reason == "end_turn"
+        assert deleted == ["/a"]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from strands_middleware import (
     ExecuteToolContext,
@@ -18,9 +21,10 @@ from strands_middleware import (
     TypedEvent,
 )
 from strands_middleware.agent import Agent
+from strands_middleware.catalog import ToolApproval
 from strands_middleware.catalog.redact import DEFAULT_PATTERNS, Redact
 from strands_middleware.content import Message
-from strands_middleware.events import TextDeltaEvent
+from strands_middleware.events import ModelMessageEvent, ModelStreamEvent, TextDeltaEvent
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
@@ -257,16 +261,115 @@ async def test_model_input_never_touches_reasoning_or_media_blocks() -> None:
     assert blocks[2] == {"guardContent": {"text": {"text": "[REDACTED:email]"}}}
 
 
-async def test_model_output_masks_the_result_message_but_not_the_streamed_deltas() -> None:
-    model = ScriptedModel([text_turn("write to jane@example.com")])
+class PiecesModel:
+    """A model that streams one text block in exactly the pieces given."""
+
+    def __init__(self, *pieces: str) -> None:
+        self.pieces = pieces
+
+    async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        yield {"messageStart": {"role": "assistant"}}
+        yield {"contentBlockStart": {"contentBlockIndex": 0, "start": {}}}
+        for piece in self.pieces:
+            yield {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": piece}}}
+        yield {"contentBlockStop": {"contentBlockIndex": 0}}
+        yield {"messageStop": {"stopReason": "end_turn"}}
+
+
+async def streamed(agent: Agent) -> tuple[list[str], list[str], list[Message]]:
+    """The text deltas, the raw chunks' delta texts and the message events of one run."""
+    deltas: list[str] = []
+    chunks: list[str] = []
+    messages: list[Message] = []
+    async for event in agent.stream_async("go"):
+        if isinstance(event, TextDeltaEvent):
+            deltas.append(event.text)
+        elif isinstance(event, ModelStreamEvent) and "contentBlockDelta" in event.chunk:
+            chunks.append(event.chunk["contentBlockDelta"]["delta"]["text"])  # type: ignore[typeddict-item]
+        elif isinstance(event, ModelMessageEvent):
+            messages.append(event.message)
+    return deltas, chunks, messages
+
+
+async def test_model_output_masks_the_streamed_text_as_the_result_message() -> None:
+    model = PiecesModel("write to jane@exa", "mple.com or call +44 20 ", "7946 0958")
     agent = Agent(model=model, middleware=[Redact()])
-    deltas = [
-        event.text
-        async for event in agent.stream_async("who?")
-        if isinstance(event, TextDeltaEvent)
-    ]
-    assert agent.messages[-1] == text_turn("write to [REDACTED:email]")
-    assert "".join(deltas) == "write to jane@example.com"  # streamed before the result existed
+    deltas, chunks, messages = await streamed(agent)
+    masked = "write to [REDACTED:email] or call [REDACTED:phone_number]"
+    assert agent.messages[-1] == text_turn(masked)
+    assert "".join(deltas) == masked
+    assert chunks == deltas
+    assert messages == [text_turn(masked)]
+
+
+async def test_streamed_text_goes_out_once_no_match_can_reach_back_into_it() -> None:
+    agent = Agent(
+        model=PiecesModel("a" * 20, "b" * 20, "c" * 20), middleware=[Redact(stream_window=30)]
+    )
+    deltas, chunks, _ = await streamed(agent)
+    # All but the last 30 characters go out as they arrive; the rest when the block ends.
+    assert deltas == ["a" * 10, "a" * 10 + "b" * 10, "b" * 10 + "c" * 20]
+    assert chunks == deltas
+
+
+async def test_a_match_is_held_whole_while_it_can_still_grow() -> None:
+    key = "sk-" + "A1" * 40  # longer than the window, but a match from its 23rd character
+    agent = Agent(
+        model=PiecesModel("key: " + key[:30], key[30:60], key[60:] + " end"),
+        middleware=[Redact(stream_window=10)],
+    )
+    deltas, _, _ = await streamed(agent)
+    assert "".join(deltas) == "key: [REDACTED:api_key] end"
+    assert not any("A1A1" in delta for delta in deltas)
+
+
+async def test_a_lookbehind_sees_the_text_already_released() -> None:
+    redact = Redact(patterns={"password": r"(?<=password=)\S+"}, stream_window=5)
+    agent = Agent(model=PiecesModel("password=", "hunter2 and more text"), middleware=[redact])
+    deltas, _, _ = await streamed(agent)
+    assert "".join(deltas) == "password=[REDACTED:password] and more text"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    words=st.lists(
+        st.sampled_from(
+            [
+                "jane@example.com",
+                "4111 1111 1111 1111",
+                "+1 415 555 2671",
+                "(415) 555-2671",
+                "AKIAIOSFODNN7EXAMPLE",
+                "Bearer abc123def456",
+                "sk-" + "x1" * 12,
+                "hello",
+                "order 12",
+                "-",
+                "@",
+                ".",
+                "7",
+            ]
+        ),
+        max_size=25,
+    ),
+    separators=st.lists(st.sampled_from([" ", "\n", ", ", ": "]), min_size=25, max_size=25),
+    cuts=st.lists(st.integers(min_value=1, max_value=600), max_size=12),
+)
+def test_streamed_deltas_join_to_exactly_the_masked_message(
+    words: list[str], separators: list[str], cuts: list[int]
+) -> None:
+    # Words and separators keep every match shorter than the window, which is the guarantee.
+    text = "".join(word + separator for word, separator in zip(words, separators, strict=False))
+    text = text or "x"
+    points = sorted({cut for cut in cuts if cut < len(text)})
+    pieces = [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+    redact = Redact(stream_window=40)
+    agent = Agent(model=PiecesModel(*pieces), middleware=[redact])
+    deltas, chunks, messages = asyncio.run(streamed(agent))
+    masked = redact.redact_text(text)
+    assert "".join(deltas) == masked
+    assert chunks == deltas
+    assert messages == [text_turn(masked)]
 
 
 def test_model_output_leaves_tool_call_arguments_to_tool_input() -> None:
@@ -289,9 +392,30 @@ def test_tool_input_masks_what_the_tool_receives() -> None:
             text_turn("done"),
         ]
     )
-    agent = Agent(model=model, tools=[send], middleware=[Redact()])
+    agent = Agent(model=model, tools=[send], middleware=[Redact(tool_input=True)])
     agent("send the key")
     assert received == [{"to": "ops", "body": "key [REDACTED:aws_access_key_id]"}]
+
+
+@pytest.mark.parametrize("redact_first", [True, False])
+def test_by_default_the_tool_and_its_approver_get_the_real_arguments(redact_first: bool) -> None:
+    model = ScriptedModel(
+        [
+            tool_turn("send", {"to": "jane@example.com", "body": "hi"}, tool_use_id="t1"),
+            text_turn("done"),
+        ]
+    )
+    gate = ToolApproval()
+    middleware: list[Any] = [Redact(), gate] if redact_first else [gate, Redact()]
+    agent = Agent(model=model, tools=[send], middleware=middleware)
+    paused = agent("mail her")
+    [interrupt] = paused.interrupts
+    assert interrupt.reason["input"] == {"to": "jane@example.com", "body": "hi"}
+    agent([{"interruptResponse": {"interruptId": interrupt.id, "response": "approve"}}])
+    assert received == [{"to": "jane@example.com", "body": "hi"}]
+    # What leaves for the model provider is still masked.
+    sent_call = model.requests[1].messages[1]["content"][0]["toolUse"]  # type: ignore[typeddict-item]
+    assert sent_call["input"] == {"to": "[REDACTED:email]", "body": "hi"}
 
 
 def test_tool_output_masks_the_result_in_the_history() -> None:
@@ -363,15 +487,15 @@ async def test_a_clean_call_keeps_its_context_and_result_objects() -> None:
     assert result.tool_result["content"] == [{"text": "ok"}]
 
 
-def test_each_switch_is_one_handler_in_its_stage_and_phase() -> None:
+def test_each_switch_is_its_handlers_in_their_stages_and_phases() -> None:
     phases = [m.phase for m in Redact()]
     assert phases == [
         InvokeModelStage.Input,
+        InvokeModelStage.Wrap,
         InvokeModelStage.Output,
-        ExecuteToolStage.Input,
         ExecuteToolStage.Output,
     ]
-    only_tools = [m.phase for m in Redact(model_input=False, model_output=False)]
+    only_tools = [m.phase for m in Redact(model_input=False, model_output=False, tool_input=True)]
     assert only_tools == [ExecuteToolStage.Input, ExecuteToolStage.Output]
     assert "Redact[invokeModel.Input]" in repr(next(iter(Redact())))
 
@@ -393,6 +517,7 @@ def test_each_switch_is_one_handler_in_its_stage_and_phase() -> None:
         ({"replacement": 5}, TypeError, r"replacement=\.\.\.\) takes a template string"),
         ({"model_input": "yes"}, TypeError, r"model_input=\.\.\.\) must be True or False"),
         ({"tool_output": 1}, TypeError, r"tool_output=\.\.\.\) must be True or False"),
+        ({"stream_window": 0}, ValueError, r"stream_window=\.\.\.\) must be a whole number"),
         (
             {
                 "model_input": False,
@@ -410,3 +535,24 @@ def test_bad_configuration_is_refused(
 ) -> None:
     with pytest.raises(error, match=message):
         Redact(**kwargs)
+
+
+def test_on_a_strands_agent_the_callback_deltas_are_masked_as_the_message() -> None:
+    import strands
+
+    from strands_middleware.bridges.strands import StrandsBridge
+    from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
+
+    shown: list[str] = []
+
+    def callback(**event: Any) -> None:
+        if isinstance(event.get("data"), str):
+            shown.append(event["data"])
+
+    model = ScriptedStrandsModel([text_turn("mail jane@example.com today")])
+    agent = strands.Agent(model=model, callback_handler=callback)
+    StrandsBridge.of(agent).use(Redact())
+    result = agent("who?")
+    masked = "mail [REDACTED:email] today"
+    assert "".join(shown) == masked
+    assert result.message["content"] == [{"text": masked}]

@@ -173,14 +173,20 @@ def test_tool_error_results_are_retried_by_exception_type() -> None:
     assert agent.messages[2]["content"][0]["toolResult"]["status"] == "success"  # type: ignore[typeddict-item]
 
 
-def test_a_result_predicate_retries_only_when_events_may_repeat() -> None:
+def test_a_result_predicate_on_model_calls_needs_repeat_events() -> None:
+    # A model call streams its text before its result, so without repeat_events the predicate
+    # could never act: that is refused where the Retry is built.
+    with pytest.raises(
+        ValueError,
+        match=r"Retry\(when=\.\.\.\) on InvokeModelStage would never retry.*repeat_events=True",
+    ):
+        Retry(when=lambda result: True)
+    Retry(ExecuteToolStage, when=lambda result: True)
+
+
+def test_a_result_predicate_retries_a_model_call_when_events_may_repeat() -> None:
     def refused(result: ModelStopReason) -> bool:
         return "cannot" in str(result.message)
-
-    # A model call streams deltas before its result, so by default the refusal is delivered.
-    model = ScriptedModel([text_turn("I cannot")])
-    agent = Agent(model=model, middleware=[Retry(when=refused, sleep=Sleeps())])
-    assert str(agent("hi")) == "I cannot"
 
     model = ScriptedModel([text_turn("I cannot"), text_turn("Here it is")])
     agent = Agent(model=model, middleware=[Retry(when=refused, repeat_events=True, sleep=Sleeps())])

@@ -448,3 +448,106 @@ async def test_an_input_handler_error_propagates_before_anything_opens(
         await collect(registry.invoke(STAGE, "c", probe.terminal()))
     assert caught.value is boom
     assert probe.log == []
+
+
+class TestMistakesNameTheHandler:
+    """Run-time mistakes in a handler are reported with the handler's name and what to do."""
+
+    async def test_an_input_handler_that_forgets_to_return_is_named(
+        self, registry: MiddlewareRegistry
+    ) -> None:
+        def forgetful(context: str) -> str:
+            _ = context.upper()  # no return: the stage would run with None
+
+        registry.add_middleware(STAGE.Input, forgetful)
+        with pytest.raises(
+            TypeError,
+            match=r"Input handler forgetful \(test\.Input\) returned None; an Input handler "
+            r"must return the context.*return context",
+        ):
+            await collect(registry.invoke(STAGE, "c", terminal))
+
+    async def test_an_input_handler_returning_another_type_is_named(
+        self, registry: MiddlewareRegistry
+    ) -> None:
+        registry.add_middleware(STAGE.Input, lambda context: [context])  # type: ignore[arg-type,return-value]
+        with pytest.raises(
+            TypeError, match=r"Input handler <lambda> \(test\.Input\) returned list"
+        ):
+            await collect(registry.invoke(STAGE, "c", terminal))
+
+    async def test_next_fn_called_without_the_context_names_the_caller(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        async def hurried(context: str, next_fn: Any) -> AsyncGenerator[Event, None]:
+            async for event in next_fn():
+                yield event
+
+        registry.add_middleware(STAGE, probe.wrap("outer"))
+        registry.add_middleware(STAGE, hurried)
+        with pytest.raises(
+            TypeError,
+            match=r"hurried \(test\.Wrap\) called next_fn\(\) without the context: "
+            r"call next_fn\(context\)",
+        ):
+            await collect(registry.invoke(STAGE, "c", terminal))
+
+    async def test_the_outermost_handler_calling_next_fn_without_context_is_named(
+        self, registry: MiddlewareRegistry
+    ) -> None:
+        async def alone(context: str, next_fn: Any) -> AsyncGenerator[Event, None]:
+            async for event in next_fn():
+                yield event
+
+        registry.add_middleware(STAGE, alone)
+        with pytest.raises(TypeError, match=r"alone \(test\.Wrap\) called next_fn\(\)"):
+            await collect(registry.invoke(STAGE, "c", terminal))
+
+
+class TestFailingHandler:
+    """`failing_handler` names the handler whose own code raised, for hosts that log it."""
+
+    async def test_a_wrap_handler_raising_in_a_helper_is_found(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        def lookup(context: str) -> str:
+            return {"input": context}["inptu"]
+
+        async def typo(
+            context: str, next_fn: MiddlewareNext[str, Event]
+        ) -> AsyncGenerator[Event, None]:
+            lookup(context)
+            async for event in next_fn(context):
+                yield event
+
+        registry.add_middleware(STAGE, probe.wrap("outer"))
+        registry.add_middleware(STAGE, typo)
+        with pytest.raises(KeyError) as caught:
+            await collect(registry.invoke(STAGE, "c", terminal))
+        culprit = registry.failing_handler(STAGE, caught.value)
+        assert culprit is not None
+        assert (culprit.phase, culprit.handler, culprit.name) == (STAGE.Wrap, typo, "typo")
+
+    async def test_input_and_output_handlers_are_found(self, registry: MiddlewareRegistry) -> None:
+        def bad_output(result: MiddlewareResult[Done]) -> MiddlewareResult[Done]:
+            raise ValueError("bad")
+
+        registry.add_middleware(STAGE.Output, bad_output)
+        with pytest.raises(ValueError) as caught:
+            await collect(registry.invoke(STAGE, "c", terminal))
+        culprit = registry.failing_handler(STAGE, caught.value)
+        assert culprit is not None and culprit.phase is STAGE.Output
+
+    async def test_an_error_from_the_terminal_blames_no_handler(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        boom = ConnectionError("down")
+
+        async def failing(context: str) -> AsyncGenerator[Event, None]:
+            raise boom
+            yield Event()  # pragma: no cover
+
+        registry.add_middleware(STAGE, probe.wrap("outer"))
+        with pytest.raises(ConnectionError):
+            await collect(registry.invoke(STAGE, "c", failing))
+        assert registry.failing_handler(STAGE, boom) is None

@@ -106,3 +106,29 @@ def test_middleware_is_read_only() -> None:
     middleware = STAGE.input(lambda context: context)
     with pytest.raises(AttributeError):
         middleware.phase = STAGE.Output  # type: ignore[misc]
+
+
+def test_a_stage_used_as_a_decorator_points_to_its_builders() -> None:
+    async def timing(
+        context: str, next_fn: MiddlewareNext[str, Event]
+    ) -> AsyncGenerator[Event, None]:
+        async for event in next_fn(context):
+            yield event
+
+    with pytest.raises(
+        TypeError,
+        match=r"stage 'test' is a token, not a decorator: build middleware with @stage\.wrap",
+    ):
+        STAGE(timing)  # type: ignore[operator]  # pyright: ignore[reportCallIssue]
+
+
+def test_a_phase_token_used_as_a_decorator_points_to_the_builder() -> None:
+    with pytest.raises(TypeError, match=r"test\.Wrap is a phase token, not a decorator.*\.wrap"):
+        STAGE.Wrap(lambda context, next_fn: next_fn(context))  # type: ignore[operator]  # pyright: ignore[reportCallIssue]
+
+
+def test_a_stage_token_is_refused_as_a_handler() -> None:
+    with pytest.raises(
+        TypeError, match=r"cannot register MiddlewareStage\('test'\) for test\.Wrap"
+    ):
+        STAGE.wrap(STAGE)  # type: ignore[arg-type]

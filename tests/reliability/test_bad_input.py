@@ -1,21 +1,26 @@
-"""Every user error in the README's table, the exact error it raises, and the state after it.
+"""Every user error in the README's tables, the exact error it raises, and the state after it.
 
 Errors found before anything runs (registration, a bad prompt, a bad resume) leave the registry
 and the agent exactly as they were. Errors found while a run is under way (a chain that drops
-its result, a malformed model stream) end that run; the history then holds the user turn that
-started it, and the next invocation continues from there.
+its result, a malformed model stream) end that run on the model-call and agent-pass stages; the
+history then holds the user turn that started it, and the next invocation continues from there.
+On the tool-call stage a middleware mistake ends that tool call instead, with an error result
+the model reads and an ERROR log naming the handler, and the run goes on.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import pytest
 
 from strands_middleware import (
+    ExecuteToolContext,
+    ExecuteToolStage,
     InvokeModelContext,
     InvokeModelStage,
     MiddlewareNext,
@@ -26,8 +31,10 @@ from strands_middleware import (
     TypedEvent,
 )
 from strands_middleware.agent import Agent
+from strands_middleware.catalog import Retry, ToolApproval
 from strands_middleware.content import ToolSpec, ToolUse
 from strands_middleware.exceptions import (
+    InterruptMisuseError,
     InterruptResponseFormatError,
     InterruptResumeError,
     ModelStreamError,
@@ -156,8 +163,6 @@ class TestResume:
 
     @pytest.fixture
     def paused(self) -> Agent:
-        from strands_middleware import ExecuteToolContext, ExecuteToolStage
-
         @ExecuteToolStage.wrap
         async def gate(
             context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
@@ -232,3 +237,186 @@ def test_registering_on_a_registry_with_a_bad_token_changes_nothing() -> None:
     with pytest.raises(TypeError):
         registry.add_middleware(ToolResultEvent, lambda context: context)  # type: ignore[call-overload]
     assert registry.handlers(InvokeModelStage) == ()
+
+
+class TestBuildTime:
+    """Mistakes in building middleware or an agent: refused on the line that makes them."""
+
+    def test_a_stage_used_as_a_decorator(self) -> None:
+        with pytest.raises(TypeError, match=r"stage 'invokeModel' is a token, not a decorator"):
+
+            @InvokeModelStage  # type: ignore[operator]  # pyright: ignore[reportCallIssue]
+            async def timing(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+                async for event in next_fn(context):
+                    yield event
+
+    def test_an_agent_given_a_bare_function_as_middleware(self) -> None:
+        def concise(context: InvokeModelContext) -> InvokeModelContext:
+            return context
+
+        with pytest.raises(TypeError, match=r"Agent\(middleware=\.\.\.\) takes a Middleware"):
+            Agent(model=ScriptedModel([]), middleware=concise)  # type: ignore[arg-type]
+
+    def test_a_retry_whose_result_predicate_could_never_act(self) -> None:
+        with pytest.raises(
+            ValueError, match=r"Retry\(when=\.\.\.\) on InvokeModelStage would never"
+        ):
+            Retry(when=lambda result: True)
+
+
+def tool_agent(*middleware: Any) -> Agent:
+    model = ScriptedModel([tool_turn("delete", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")])
+    return Agent(model=model, tools=[delete], middleware=list(middleware))
+
+
+def the_tool_result(agent: Agent) -> dict[str, Any]:
+    [result] = [b["toolResult"] for m in agent.messages for b in m["content"] if "toolResult" in b]
+    return dict(result)
+
+
+def errors_logged(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.levelno >= logging.ERROR and r.exc_info]
+
+
+class TestRunTime:
+    """A handler's mistake during a run: the run ends, or (tool calls) a logged error result."""
+
+    def test_a_model_call_handler_that_raises_ends_the_run(self) -> None:
+        def broken(context: InvokeModelContext) -> InvokeModelContext:
+            raise LookupError("no such setting")
+
+        agent = Agent(
+            model=ScriptedModel([text_turn("x")]), middleware=[InvokeModelStage.input(broken)]
+        )
+        with pytest.raises(LookupError, match="no such setting"):
+            agent("hi")
+        assert [m["role"] for m in agent.messages] == ["user"]
+
+    def test_an_input_handler_without_return_is_named(self) -> None:
+        def forgetful(context: InvokeModelContext) -> InvokeModelContext:
+            context.replace(system_prompt="short")  # the new context is dropped
+
+        agent = Agent(
+            model=ScriptedModel([text_turn("x")]), middleware=[InvokeModelStage.input(forgetful)]
+        )
+        with pytest.raises(
+            TypeError, match=r"Input handler forgetful \(invokeModel\.Input\) returned None"
+        ):
+            agent("hi")
+
+    def test_next_fn_called_without_the_context_is_named(self) -> None:
+        async def hurried(context: Any, next_fn: Any) -> AsyncGenerator[TypedEvent, None]:
+            async for event in next_fn():
+                yield event
+
+        agent = Agent(model=ScriptedModel([text_turn("x")]))
+        agent.add_middleware(InvokeModelStage, hurried)
+        with pytest.raises(
+            TypeError, match=r"hurried \(invokeModel\.Wrap\) called next_fn\(\) without the context"
+        ):
+            agent("hi")
+
+    def test_a_tool_call_handler_that_raises_is_a_logged_error_result(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        def broken(context: ExecuteToolContext) -> ExecuteToolContext:
+            raise LookupError("no such setting")
+
+        agent = tool_agent(ExecuteToolStage.input(broken))
+        assert agent("clean").stop_reason == "end_turn"
+        assert the_tool_result(agent)["content"] == [{"text": "Error: no such setting"}]
+        [record] = errors_logged(caplog)
+        assert "broken (executeTool.Input)" in record.getMessage()
+
+    def test_a_tool_call_output_handler_returning_the_bare_event(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        def bare(result: MiddlewareResult[ToolResultEvent]) -> ToolResultEvent:
+            return result.value
+
+        agent = tool_agent(ExecuteToolStage.output(bare))  # type: ignore[arg-type]
+        assert agent("clean").stop_reason == "end_turn"
+        text = the_tool_result(agent)["content"][0]["text"]
+        assert "Output handler bare (executeTool.Output) returned ToolResultEvent" in text
+        assert len(errors_logged(caplog)) == 1
+
+    def test_a_tool_call_chain_that_drops_its_result(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        async def drop(
+            context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            async for event in next_fn(context):
+                if not isinstance(event, ToolResultEvent):
+                    yield event
+
+        agent = tool_agent(ExecuteToolStage.wrap(drop))
+        assert agent("clean").stop_reason == "end_turn"
+        text = the_tool_result(agent)["content"][0]["text"]
+        assert "stage 'executeTool' ended without a ToolResultEvent" in text
+        assert len(errors_logged(caplog)) == 1
+
+
+class TestGatesFailClosed:
+    """Interrupts that cannot pause safely: the tool does not run (or runs once), and it is said."""
+
+    def test_an_interrupt_swallowed_by_a_broad_except(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        async def careless(
+            context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            try:
+                approved = context.interrupt("approve").response == "yes"
+            except Exception:
+                approved = True
+            if approved:
+                async for event in next_fn(context):
+                    yield event
+
+        agent = tool_agent(ExecuteToolStage.wrap(careless))
+        result = agent("clean")
+        assert (result.stop_reason, result.interrupts) == ("end_turn", [])
+        text = the_tool_result(agent)["content"][0]["text"]
+        assert "interrupt 'approve'" in text and "never reached the executor" in text
+        assert "careless (executeTool.Wrap)" in errors_logged(caplog)[0].getMessage()
+
+    def test_an_interrupt_after_the_tool_ran(self) -> None:
+        async def confirm_after(
+            context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            events = [event async for event in next_fn(context)]
+            context.interrupt("confirm")
+            for event in events:
+                yield event
+
+        agent = tool_agent(ExecuteToolStage.wrap(confirm_after))
+        assert agent("clean").stop_reason == "end_turn"
+        assert not agent.interrupt_state.activated
+        assert "after the tool ran" in the_tool_result(agent)["content"][0]["text"]
+
+    def test_two_gates_asking_under_one_name(self) -> None:
+        agent = tool_agent(ToolApproval(), ToolApproval())
+        paused = agent("clean")
+        agent(
+            [{"interruptResponse": {"interruptId": paused.interrupts[0].id, "response": "approve"}}]
+        )
+        text = the_tool_result(agent)["content"][0]["text"]
+        assert "two handlers asked interrupt 'approve-tool-call'" in text
+
+    def test_an_agent_stream_interrupt_after_the_stop_event(self) -> None:
+        async def late(
+            context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            async for event in next_fn(context):
+                yield event
+            context.interrupt("review")
+
+        agent = Agent(
+            model=ScriptedModel([text_turn("x")]), middleware=[AgentStreamStage.wrap(late)]
+        )
+        with pytest.raises(
+            InterruptMisuseError, match="after the pass produced its EventLoopStopEvent"
+        ):
+            agent("hi")
+        assert not agent.interrupt_state.activated

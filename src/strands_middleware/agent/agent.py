@@ -30,6 +30,7 @@ from ..content import (
     ToolUse,
 )
 from ..engine.registry import MiddlewareSource
+from ..engine.stage import Middleware
 from ..events import (
     EventLoopStopEvent,
     ModelStopReason,
@@ -88,7 +89,7 @@ class Agent(MiddlewareHostMixin):
         model: Anything with the Strands model shape.
         tools: Tools with the Strands tool shape (``@tool`` functions included).
         system_prompt: A string or a list of system content blocks.
-        middleware: `Middleware` objects (or iterables of them) registered in order.
+        middleware: A `Middleware`, a catalog item, or a list of either, registered in order.
         messages: Initial history (copied).
         tool_choice: Passed to every model call.
         sequential_tools: Run the tool uses of one turn one after another instead of together.
@@ -102,7 +103,7 @@ class Agent(MiddlewareHostMixin):
         model: Model,
         tools: Iterable[AgentTool] = (),
         system_prompt: SystemPrompt = None,
-        middleware: Iterable[MiddlewareSource] = (),
+        middleware: MiddlewareSource | Iterable[MiddlewareSource] = (),
         messages: Messages | None = None,
         tool_choice: ToolChoice | None = None,
         sequential_tools: bool = False,
@@ -123,7 +124,7 @@ class Agent(MiddlewareHostMixin):
         self.hooks = HookRegistry()
         self.interrupt_state = interrupt_state if interrupt_state is not None else InterruptState()
         self._cancel_signal = threading.Event()
-        self.use(*middleware)
+        self.use(*_middleware_sources(middleware))
 
     # ---- public API ----------------------------------------------------------------------------
 
@@ -140,11 +141,15 @@ class Agent(MiddlewareHostMixin):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.invoke_async(prompt, **invocation_state))
-        raise RuntimeError(
-            "agent(...) runs its own event loop and cannot be called from async code; "
-            "use `await agent.invoke_async(...)` there"
-        )
+            pass  # no loop running: the normal case
+        else:
+            raise RuntimeError(
+                "agent(...) runs its own event loop and cannot be called from async code; "
+                "use `await agent.invoke_async(...)` there"
+            )
+        # Outside the except block, so a failure in the run is not reported as happening
+        # "during handling" of the RuntimeError above.
+        return asyncio.run(self.invoke_async(prompt, **invocation_state))
 
     async def invoke_async(self, prompt: Prompt = None, **invocation_state: Any) -> AgentResult:
         """Run an invocation to its end and return its result."""
@@ -373,21 +378,18 @@ class Agent(MiddlewareHostMixin):
                 cancel_signal=self._cancel_signal,
                 interrupts=self.interrupt_state.interrupts,
             )
-            try:
-                async with _closing(
-                    run_tool_call(
-                        self.middleware_registry, context, self.interrupt_state, self._cancel_signal
-                    )
-                ) as stream:
-                    async for event in stream:
-                        if isinstance(event, ToolInterruptEvent):
-                            outcome.interrupts = list(event.interrupts)
-                        elif isinstance(event, ToolResultEvent):
-                            result_event = event
-                        yield event
-            except Exception as exc:
-                # A failure in tool middleware becomes an error result, like a failing tool.
-                result_event = ToolResultEvent.from_exception(tool_use["toolUseId"], exc)
+            # A failing tool middleware already ends the stream with a logged error result.
+            async with _closing(
+                run_tool_call(
+                    self.middleware_registry, context, self.interrupt_state, self._cancel_signal
+                )
+            ) as stream:
+                async for event in stream:
+                    if isinstance(event, ToolInterruptEvent):
+                        outcome.interrupts = list(event.interrupts)
+                    elif isinstance(event, ToolResultEvent):
+                        result_event = event
+                    yield event
             if outcome.interrupts:
                 return
             assert result_event is not None
@@ -460,6 +462,20 @@ async def _merge(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _middleware_sources(middleware: object) -> tuple[MiddlewareSource, ...]:
+    """What ``Agent(middleware=...)`` was given, as the arguments ``use()`` takes."""
+    if isinstance(middleware, Middleware):
+        one: Middleware[Any, Any, Any] = cast(Any, middleware)
+        return (one,)
+    if isinstance(middleware, Iterable) and not isinstance(middleware, (str, bytes)):
+        return tuple(cast("Iterable[MiddlewareSource]", middleware))
+    raise TypeError(
+        "Agent(middleware=...) takes a Middleware, a catalog item, or a list of them, got "
+        f"{middleware!r}; build a Middleware from a function with stage.wrap(fn), "
+        "stage.input(fn) or stage.output(fn)"
+    )
 
 
 def _looks_like_resume(prompt: object) -> bool:

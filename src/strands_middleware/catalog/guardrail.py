@@ -254,9 +254,10 @@ class Guardrail(CatalogMiddleware):
         self.buffer_output = buffer_output
         # Masking is Redact's own: its handlers are taken as they are, so a mask verdict masks
         # exactly what Redact would (and Redact checks the patterns and the replacement).
-        masking = {
-            item.phase: item.handler for item in Redact(patterns=patterns, replacement=replacement)
-        }
+        # tool_input=True: Redact leaves tool arguments alone by default, but a mask verdict on
+        # a tool call is an explicit request to mask them.
+        redact = Redact(patterns=patterns, replacement=replacement, tool_input=True)
+        masking = {item.phase: item.handler for item in redact}
         self._mask_messages = cast(
             "Callable[[InvokeModelContext], InvokeModelContext]", masking[InvokeModelStage.Input]
         )

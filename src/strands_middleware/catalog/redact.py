@@ -1,29 +1,43 @@
-"""`Redact`: mask secrets and personal data in what flows to and from the model and the tools.
+"""`Redact`: mask secrets and personal data in what flows to and from the model provider.
 
-Four switches, one per flow, each a handler that builds new values and never edits the ones it
-is given:
+**It protects what leaves, not what tools need.** By default it masks what the model provider is
+sent and what the model returns; the arguments a tool receives are left as the model wrote them,
+because a tool that sends an email needs the real address, and so does a human approving the
+call. Four switches, one per flow, each building new values and never editing the ones it is
+given:
 
-* ``model_input``: an InvokeModelStage Input handler masks the conversation the model is sent
-  (text, the arguments of earlier tool calls, tool results). The context's messages are the
+* ``model_input`` (on): an InvokeModelStage Input handler masks the conversation the model is
+  sent (text, the arguments of earlier tool calls, tool results). The context's messages are the
   call's own deep copy and the handler builds new ones, so the agent's history keeps the
   original text (the model never sees it; the application still does). The system prompt and
   the tool specs are the developer's own text and are sent as they are.
-* ``model_output``: an InvokeModelStage Output handler masks the text of the message in the
-  `ModelStopReason`, which is what enters the history and the agent's result. The model's tool
-  calls are left to ``tool_input`` (so turning that switch off really lets tools see their
-  arguments), and reasoning blocks are never touched: providers sign them and reject an edited
-  one on the next turn.
-* ``tool_input``: an ExecuteToolStage Input handler gives the tool a new ``tool_use`` whose
-  ``input`` is masked.
-* ``tool_output``: an ExecuteToolStage Output handler masks the ``text`` and ``json`` content of
-  the `ToolResultEvent` (its ``exception`` is kept as it is: the model never reads it).
+* ``model_output`` (on): the text the model returns is masked in the stream and in the message
+  alike. An InvokeModelStage Output handler masks the message of the `ModelStopReason`, which is
+  what enters the history and the agent's result; a Wrap handler masks the streamed text deltas
+  (the `TextDeltaEvent` and its raw chunk) and the `ModelMessageEvent` the same way (see
+  *Streaming* below). The model's tool calls are left to ``tool_input`` and reasoning blocks are
+  never touched: providers sign them and reject an edited one on the next turn.
+* ``tool_input`` (off): an ExecuteToolStage Input handler gives the tool a new ``tool_use``
+  whose ``input`` is masked. Input handlers run before every Wrap handler, so a `ToolApproval`
+  then shows the human the masked arguments the tool will get. Turn it on only for tools that
+  must never see the secrets; with it off, ``model_input`` still masks those arguments in what
+  the model is sent on the next turn.
+* ``tool_output`` (on): an ExecuteToolStage Output handler masks the ``text`` and ``json`` content
+  of the `ToolResultEvent` (its ``exception`` is kept as it is: the model never reads it).
 
-**Streamed events are not rewritten.** Text deltas, raw model chunks, `ModelMessageEvent` and tool
-progress events pass through as the provider and the tool produced them, before the result
-exists. Masking deltas one by one cannot work (a secret split across two deltas matches in
-neither), and holding them back until the result would end streaming. A UI that must never show
-a secret should render the result (``str(agent_result)``, the history) rather than the deltas,
-or keep the secret from the model in the first place with ``model_input``.
+**Streaming.** A secret can arrive split across two deltas, so deltas cannot be masked one by
+one. The stream handler keeps the text of the open block in a buffer and lets a delta's text out
+only once no match can reach back into it: it holds the last ``stream_window`` characters (128
+by default), and, further back, everything from the start of any match that could still grow;
+the rest of the block goes out, masked, when the block ends. Masking sees the text already let
+out, so lookbehinds work across deltas. What this guarantees: every match that lies within
+``stream_window`` characters of its start, and every match that already matches before its text
+reaches that length (an API key, say), is masked in the stream exactly as in the message, so the
+deltas joined are the masked message. What it costs: a UI shows text up to ``stream_window``
+characters late. Only text is streamed this way; tool-call input fragments
+(`ToolUseDeltaEvent`) and reasoning deltas pass through, as they do in the message. Handlers
+registered before `Redact` see the masked stream, handlers after it the model's own; the result
+is masked for all of them.
 
 Matching. Each pattern is applied in turn, in the order of the mapping, and each match is
 replaced by ``replacement``: a template whose ``{name}`` is the pattern's name, or a function
@@ -48,18 +62,20 @@ patterns keep their checks wherever they are used.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeGuard, TypeVar, cast
 
 from ..content import ContentBlock, Message, Messages, ToolResult, ToolResultContent
+from ..engine.handlers import MiddlewareNext
 from ..engine.result import MiddlewareResult
 from ..engine.stage import Middleware
-from ..events import ModelStopReason, ToolResultEvent
+from ..events import ModelStopReason, ToolResultEvent, TypedEvent
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._base import CatalogMiddleware, check_flag
+from ._base import CatalogMiddleware, check_flag, check_whole_number
+from ._redacted_stream import RedactedStream, Substitution
 
 __all__ = ["DEFAULT_PATTERNS", "Redact"]
 
@@ -161,12 +177,12 @@ class _Rule:
 
 
 class Redact(CatalogMiddleware):
-    """Masks secrets and personal data in model inputs and outputs and in tool inputs and results.
+    """Masks secrets and personal data in what the model is sent and what it returns.
 
     Example:
         ```python
-        agent.use(Redact())                                    # every flow, default patterns
-        agent.use(Redact(patterns={**DEFAULT_PATTERNS, "ticket": r"TCK-\\d+"}, tool_input=False))
+        agent.use(Redact())                                    # model in and out, tool results
+        agent.use(Redact(patterns={**DEFAULT_PATTERNS, "ticket": r"TCK-\\d+"}, tool_input=True))
         agent.use(Redact(replacement=lambda name, text: f"<{name}:{len(text)}>"))
         ```
 
@@ -176,9 +192,12 @@ class Redact(CatalogMiddleware):
         replacement: A template (``{name}`` is the pattern's name; write other braces doubled)
             or a function of ``(name, matched_text)`` returning the text to put instead.
         model_input: Mask the conversation sent to the model (history is untouched).
-        model_output: Mask the text of the model's message before it enters the history.
-        tool_input: Mask the arguments a tool receives.
+        model_output: Mask the model's text, streamed and in its message, before it enters the
+            history.
+        tool_input: Mask the arguments a tool (and an approval gate) receives; off by default.
         tool_output: Mask the text and JSON of tool results.
+        stream_window: How many characters of streamed text are held back (see the module
+            docstring): a match up to this long is never split across what goes out.
     """
 
     def __init__(
@@ -188,8 +207,9 @@ class Redact(CatalogMiddleware):
         replacement: str | Callable[[str, str], str] = "[REDACTED:{name}]",
         model_input: bool = True,
         model_output: bool = True,
-        tool_input: bool = True,
+        tool_input: bool = False,
         tool_output: bool = True,
+        stream_window: int = 128,
     ) -> None:
         compiled = _compile(DEFAULT_PATTERNS if patterns is None else patterns)
         given = cast(object, replacement)  # checked at run time: callers need not be type-checked
@@ -214,6 +234,7 @@ class Redact(CatalogMiddleware):
         }
         for switch, value in switches.items():
             check_flag("Redact", switch, value)
+        check_whole_number("Redact", "stream_window", stream_window, minimum=1, of="characters")
         if not any(switches.values()):
             raise ValueError(
                 "Redact(...) with model_input, model_output, tool_input and tool_output all "
@@ -225,6 +246,7 @@ class Redact(CatalogMiddleware):
         self.model_output = model_output
         self.tool_input = tool_input
         self.tool_output = tool_output
+        self.stream_window = stream_window
         self._rules = tuple(self._rule(name, pattern) for name, pattern in compiled.items())
 
     def _rule(self, name: str, pattern: re.Pattern[str]) -> _Rule:
@@ -343,7 +365,34 @@ class Redact(CatalogMiddleware):
 
     # ---- handlers --------------------------------------------------------------------------
 
+    def _substitutions(self) -> list[Substitution]:
+        """Each pattern with a function giving what a match becomes (itself when a check fails)."""
+
+        def of(rule: _Rule) -> Callable[[re.Match[str]], str]:
+            substitute = rule.substitute
+            if callable(substitute):
+                return substitute
+            return lambda match: match.expand(substitute)
+
+        return [(rule.pattern, of(rule)) for rule in self._rules]
+
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
+        substitutions = self._substitutions()
+
+        async def mask_model_stream(
+            context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            stream = RedactedStream(
+                substitutions,
+                mask_message=lambda message: self._message(message, tool_uses=False),
+                window=self.stream_window,
+            )
+            async for event in next_fn(context):
+                for masked in stream.feed(event):
+                    yield masked
+            for masked in stream.flush():
+                yield masked
+
         def mask_model_input(context: InvokeModelContext) -> InvokeModelContext:
             messages = self._messages(context.messages)
             return context if messages is context.messages else context.replace(messages=messages)
@@ -380,6 +429,8 @@ class Redact(CatalogMiddleware):
             mask_model_input.__qualname__ = "Redact[invokeModel.Input]"
             items.append(InvokeModelStage.input(mask_model_input))
         if self.model_output:
+            mask_model_stream.__qualname__ = "Redact[invokeModel.Wrap]"
+            items.append(InvokeModelStage.wrap(mask_model_stream))
             mask_model_output.__qualname__ = "Redact[invokeModel.Output]"
             items.append(InvokeModelStage.output(mask_model_output))
         if self.tool_input:

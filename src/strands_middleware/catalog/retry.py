@@ -10,7 +10,9 @@ rules keep it safe:
   has been forwarded, a later failure is not retried (the consumer would see the first attempt's
   events followed by the second's), unless ``repeat_events=True`` says that is acceptable. A
   result that fails the ``when`` predicate is held back until the predicate has been asked, so a
-  call whose only event is its result can always be retried.
+  call whose only event is its result can always be retried. A model call always streams text
+  before its result, so ``when`` on InvokeModelStage could never act on its own: it is refused
+  unless ``repeat_events=True``.
 * **Back off.** The delay before attempt ``n + 1`` is ``backoff * factor ** (n - 1)``, capped at
   ``max_delay``, then spread by up to ``jitter`` (a fraction) either way, so many agents retrying
   the same throttled service do not hit it in lockstep.
@@ -56,7 +58,8 @@ class Retry(CatalogMiddleware):
         attempts: Total tries, the first included (at least 1).
         on: Exception types that are retried. For tool calls, also matched against an error
             result's ``exception``.
-        when: A predicate on the result event; True means "retry this result".
+        when: A predicate on the result event; True means "retry this result". On
+            InvokeModelStage it needs ``repeat_events=True``.
         backoff: Delay in seconds before the second attempt.
         factor: Multiplier for each further delay.
         max_delay: Cap on any single delay, before jitter.
@@ -89,6 +92,14 @@ class Retry(CatalogMiddleware):
             raise ValueError(f"Retry(factor=...) must be >= 1, got {factor!r}")
         if when is not None:
             check_function("Retry", "when", when, takes="a predicate on the result")
+            if stage is InvokeModelStage and not repeat_events:
+                raise ValueError(
+                    "Retry(when=...) on InvokeModelStage would never retry: a model call streams "
+                    "its text before its result, so by the time the predicate sees the result "
+                    "those events have reached the consumer, and a retry would show them twice. "
+                    "Pass repeat_events=True if the consumer can take a second attempt's events "
+                    "after the first's (it then sees both), or retry on exceptions with on=..."
+                )
         self.stage = stage
         self.attempts = attempts
         self.on = errors

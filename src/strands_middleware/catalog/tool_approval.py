@@ -28,6 +28,13 @@ Why the rules are what they are:
   get two interrupts. The name must be stable across resumes: it is how the resumed ``interrupt()``
   finds its answer. A name function must therefore be deterministic (derive it from the tool
   name, never from a clock or a counter).
+* **One name per gate.** Two gates asking under one name on the same call would share one
+  interrupt id, so one answer would approve both. That is an error (`InterruptMisuseError`, the
+  call ends with an error result and the tool does not run), not a shared approval: give each
+  gate on a tool its own ``name``, e.g. ``ToolApproval(name="security-review")``.
+* **Fails closed around it too.** If a handler around the gate catches its
+  `InterruptException` (a broad ``except Exception``), the host does not run the tool and says
+  why; the gate never has to trust the handlers around it.
 * **A tool round is a cycle.** A tool answer lives for its tool round only, so a later model turn
   that calls the tool again is asked again; an approval is never inherited.
 * **Persistable.** The default ``reason`` is the call itself (``toolUseId``, ``name``, ``input``),
@@ -105,7 +112,8 @@ class ToolApproval(CatalogMiddleware):
             `ExecuteToolContext` holds the calls it returns True for.
         name: The interrupt name, or a function of the context returning it. The name must be
             the same every time the same call is asked (see the module docstring); the id adds
-            the ``toolUseId``, so one name serves every call.
+            the ``toolUseId``, so one name serves every call. A second gate on the same tools
+            needs a name of its own.
         reason: A function of the context returning what the human is shown. The default is
             ``{"toolUseId": ..., "name": ..., "input": ...}`` of the call.
     """

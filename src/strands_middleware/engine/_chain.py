@@ -56,7 +56,7 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         outputs: Output handlers in application order: innermost (last registered) first.
     """
 
-    __slots__ = ("inputs", "outputs", "stage", "where", "wraps")
+    __slots__ = ("inputs", "links", "outputs", "stage", "where", "wraps")
 
     def __init__(
         self,
@@ -70,6 +70,9 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         self.wraps = tuple(wraps)
         self.outputs = tuple(reversed(outputs))
         self.where = f"{stage.name}.Wrap"
+        # Each Wrap handler paired with the one that calls its next_fn (None for the outermost,
+        # which the driver calls), so a misused next_fn can name the handler that misused it.
+        self.links = tuple(zip(self.wraps, (None, *self.wraps), strict=False))
 
     def run(
         self,
@@ -107,6 +110,17 @@ def _is_generator(stream: object) -> bool:
     return type(stream) is AsyncGeneratorType
 
 
+_MISSING: Any = object()
+"""The default of ``next_fn``'s context: a handler that calls ``next_fn()`` gets a clear error."""
+
+
+def _missing_context(caller: object, where: str) -> TypeError:
+    return TypeError(
+        f"{describe(caller)} ({where}) called next_fn() without the context: call "
+        "next_fn(context), passing the context the handler received (or a replace() of it)"
+    )
+
+
 def _link(
     chain: CompiledChain[Any, Any, Any],
     terminal: Callable[[Any], AsyncIterator[Any]],
@@ -114,8 +128,11 @@ def _link(
 ) -> _Next:
     """Build the ``next_fn`` of every layer for one invocation, recording what each opens."""
     where = chain.where
+    last = chain.wraps[-1] if chain.wraps else None
 
-    def open_terminal(context: Any) -> AsyncIterator[Any]:
+    def open_terminal(context: Any = _MISSING) -> AsyncIterator[Any]:
+        if context is _MISSING:
+            raise _missing_context(last, where)
         stream = terminal(context)
         if not _is_generator(stream):
             stream = _adopt(stream, terminal, f"terminal of {chain.stage.name}")
@@ -123,13 +140,17 @@ def _link(
         return stream
 
     next_fn: _Next = open_terminal
-    for handler in reversed(chain.wraps):
-        next_fn = _layer(handler, next_fn, opened, where)
+    for handler, caller in reversed(chain.links):
+        next_fn = _layer(handler, next_fn, opened, where, caller)
     return next_fn
 
 
-def _layer(handler: Callable[[Any, Any], Any], inner: _Next, opened: _Opened, where: str) -> _Next:
-    def next_fn(context: Any) -> AsyncIterator[Any]:
+def _layer(
+    handler: Callable[[Any, Any], Any], inner: _Next, opened: _Opened, where: str, caller: object
+) -> _Next:
+    def next_fn(context: Any = _MISSING) -> AsyncIterator[Any]:
+        if context is _MISSING:
+            raise _missing_context(caller, where)
         stream: AsyncIterator[Any] = handler(context, inner)
         if not _is_generator(stream):
             stream = _adopt(stream, handler, where)
@@ -174,9 +195,12 @@ async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
         if inspect.isawaitable(returned):
             returned = await returned
         if not isinstance(returned, MiddlewareResult):
+            # The stage's own name for a bare result event: a host may hand out a subclass.
+            bare: object = returned
+            shown = result_type.__name__ if isinstance(bare, result_type) else type(bare).__name__
             raise TypeError(
                 f"Output handler {describe(handler)} ({chain.stage.name}.Output) returned "
-                f"{type(returned).__name__}; an Output handler must return a MiddlewareResult: "
+                f"{shown}; an Output handler must return a MiddlewareResult: "
                 "use result.replace(value=...)"
             )
         checked: MiddlewareResult[Any] = cast(Any, returned)
@@ -190,15 +214,29 @@ async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
     return wrapped.value
 
 
+def _bad_input_return(
+    chain: CompiledChain[Any, Any, Any], handler: object, returned: object
+) -> TypeError:
+    problem = "None" if returned is None else type(returned).__name__
+    return TypeError(
+        f"Input handler {describe(handler)} ({chain.stage.name}.Input) returned {problem}; an "
+        "Input handler must return the context it was given or a new one: end it with "
+        "`return context` (or `return context.replace(...)`)"
+    )
+
+
 async def _drive(
     chain: CompiledChain[Any, Any, Any],
     context: Any,
     terminal: Callable[[Any], AsyncIterator[Any]],
 ) -> AsyncGenerator[Any, None]:
     for handler in chain.inputs:
+        given = context
         context = handler(context)
         if inspect.isawaitable(context):
             context = await context
+        if not isinstance(context, type(given)):
+            raise _bad_input_return(chain, handler, context)
     opened: _Opened = []
     try:
         stream = _link(chain, terminal, opened)(context)

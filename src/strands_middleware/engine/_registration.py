@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from types import CodeType, TracebackType
 from typing import Any, cast
 
 __all__: list[str] = []
@@ -37,6 +38,37 @@ def _code_target(handler: object) -> Any:
     if inspect.isroutine(handler) or isinstance(handler, (functools.partial, type)):
         return cast(Any, handler)
     return getattr(handler, "__call__", handler)  # noqa: B004 - we want the method itself
+
+
+def code_of(handler: object) -> CodeType | None:
+    """The code object a handler's frames run, or None when it has none (a builtin, a class)."""
+    target: Any = handler
+    while isinstance(target, functools.partial):
+        target = cast(Any, target).func
+    target = _code_target(target)
+    target = getattr(target, "__func__", target)  # a bound method runs its function's code
+    code = getattr(target, "__code__", None)
+    return code if isinstance(code, CodeType) else None
+
+
+def raising_code(traceback: TracebackType | None, codes: frozenset[CodeType]) -> CodeType | None:
+    """Which of ``codes`` raised the error whose traceback this is, if one of them did.
+
+    That is the innermost frame running one of them, unless the error reached that frame from an
+    async generator it was iterating (the rest of the chain, a terminal): a handler that only
+    passed an error on did not raise it. A helper the handler called is part of the handler.
+    """
+    found: CodeType | None = None
+    passed_on = False
+    while traceback is not None:
+        code = traceback.tb_frame.f_code
+        if code in codes:
+            found = code
+            passed_on = False
+        elif found is not None and code.co_flags & inspect.CO_ASYNC_GENERATOR:
+            passed_on = True
+        traceback = traceback.tb_next
+    return None if passed_on else found
 
 
 def _accepts(handler: Any, count: int) -> bool | None:

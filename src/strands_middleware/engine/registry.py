@@ -7,6 +7,7 @@ from typing import Any, TypeAlias, TypeVar, Union, cast, overload
 
 from ..exceptions import MissingResultError
 from ._chain import CompiledChain
+from ._registration import code_of, raising_code
 from .handlers import (
     MiddlewareHandler,
     MiddlewareInputHandler,
@@ -69,7 +70,14 @@ def _expand(sources: tuple[object, ...]) -> list[Middleware[Any, Any, Any]]:
 
 def _not_middleware(position: int, value: object) -> str:
     hint = ""
-    if callable(value):
+    if isinstance(
+        value, (MiddlewareStage, MiddlewareInputPhase, MiddlewareWrapPhase, MiddlewareOutputPhase)
+    ):
+        hint = (
+            " A stage token is not middleware: register handlers built with stage.wrap(fn), "
+            "stage.input(fn) or stage.output(fn)."
+        )
+    elif callable(value):
         hint = (
             " To register a bare handler, build a Middleware first with stage.wrap(fn), "
             "stage.input(fn) or stage.output(fn), or call add_middleware(stage_or_phase, fn)."
@@ -167,6 +175,29 @@ class MiddlewareRegistry:
     ) -> tuple[tuple[MiddlewarePhase[Any, Any, Any], Any], ...]:
         """The ``(phase, handler)`` pairs registered on ``stage``, in registration order."""
         return tuple(self._entries.get(stage, ()))
+
+    def failing_handler(
+        self, stage: MiddlewareStage[Any, Any, Any], error: BaseException
+    ) -> Middleware[Any, Any, Any] | None:
+        """The handler of ``stage`` whose own code raised ``error``, if one did.
+
+        A host that reports a failed stage uses this to name the handler, its stage and its phase
+        (the tool-call runners log it). It reads the error's traceback: the handler is the
+        innermost one whose frame the error passed through, a helper it called included. It is
+        None when the error came from further in (the terminal, the model, the tool) and the
+        handlers only passed it on, when the engine raised it about a handler (those messages
+        name the handler themselves), or when the handler has no code of its own to find.
+        """
+        codes: dict[Any, tuple[MiddlewarePhase[Any, Any, Any], Any]] = {}
+        for phase, handler in self._entries.get(stage, ()):
+            code = code_of(handler)
+            if code is not None:
+                codes.setdefault(code, (phase, handler))
+        found = raising_code(error.__traceback__, frozenset(codes))
+        if found is None:
+            return None
+        phase, handler = codes[found]
+        return Middleware(phase, handler)
 
     def compose(
         self,

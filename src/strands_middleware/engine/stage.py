@@ -9,7 +9,17 @@ sub-tokens ``.Input``, ``.Wrap`` and ``.Output`` bind the same parameters, which
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar, cast, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    TypeAlias,
+    TypeVar,
+    cast,
+    overload,
+)
 
 from typing_extensions import final
 
@@ -48,6 +58,17 @@ class _PhaseToken(Generic[TContext, TResult, TEvent]):
 
     def __repr__(self) -> str:
         return f"{self.stage!r}.{self.kind}"
+
+    if not TYPE_CHECKING:
+        # Only at run time: to a type checker a token stays not callable, so ``@stage.Wrap`` on a
+        # handler is still a static error; at run time it gets a message naming the builder.
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            raise TypeError(
+                f"{self.where} is a phase token, not a decorator: build middleware with "
+                f"@stage.{self.kind.lower()} (the {self.kind} builder of stage "
+                f"{self.stage.name!r}), or register a bare function with "
+                f"add_middleware(stage.{self.kind}, fn)"
+            )
 
 
 @final
@@ -123,6 +144,18 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent]):
     def __repr__(self) -> str:
         return f"MiddlewareStage({self.name!r})"
 
+    if not TYPE_CHECKING:
+        # Only at run time: to a type checker a stage stays not callable, so ``@InvokeModelStage``
+        # on a handler is still a static error; at run time it gets a message naming the builders
+        # instead of "'MiddlewareStage' object is not callable".
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            raise TypeError(
+                f"stage {self.name!r} is a token, not a decorator: build middleware with "
+                "@stage.wrap (an async generator (context, next_fn) around the call), "
+                "@stage.input (context -> context) or @stage.output (result -> result), for "
+                "example @InvokeModelStage.wrap"
+            )
+
     def wrap(
         self, fn: MiddlewareHandler[TContext, TEvent]
     ) -> Middleware[TContext, TResult, TEvent]:
@@ -140,6 +173,12 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent]):
 
 def check_handler(phase: MiddlewarePhase[Any, Any, Any], handler: object) -> None:
     """Raise `TypeError` unless ``handler`` has the shape ``phase`` calls for."""
+    if isinstance(handler, (MiddlewareStage, _PhaseToken)):
+        # Tokens are callable at run time (to explain themselves), so they need refusing here.
+        raise TypeError(
+            f"cannot register {handler!r} for {phase.where}: a stage or phase token is not a "
+            "handler; register a function built for this phase"
+        )
     if isinstance(phase, MiddlewareWrapPhase):
         _registration.check_wrap(phase.where, handler)
     elif isinstance(phase, MiddlewareInputPhase):
@@ -208,6 +247,11 @@ class Middleware(Generic[TContext, TResult, TEvent]):
     def handler(self) -> Any:
         """The registered handler (its exact type depends on the phase)."""
         return self._handler
+
+    @property
+    def name(self) -> str:
+        """The handler's name as error messages and logs give it (a function's own name)."""
+        return _registration.describe(self._handler)
 
     def __repr__(self) -> str:
         return f"Middleware({self._phase.where}, {_registration.describe(self._handler)})"

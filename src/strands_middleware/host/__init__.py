@@ -2,8 +2,10 @@
 
 A host (the reference agent, a bridge, or your own loop) builds a context with the ``*_context``
 helpers and runs the stage with the ``run_*`` runners; the runners enforce the host-side rules of
-each stage so a host does not re-implement them. `InterruptState` gives a host's interrupts their
-lifetime, and `process_model_stream` turns a model's Converse chunks into typed events.
+each stage so a host does not re-implement them. A host whose framework has a tool executor of
+its own runs `run_tool_stage` inside it, as the strands bridge does. `InterruptState` gives a
+host's interrupts their lifetime, and `process_model_stream` turns a model's Converse chunks
+into typed events.
 """
 
 from .agent_pass import run_agent_pass
@@ -11,12 +13,19 @@ from .interrupt_state import InterruptState, PendingToolExecution
 from .mixin import MiddlewareHostMixin
 from .model_call import invoke_model_terminal, model_call_context, run_model_call
 from .model_stream import process_model_stream
-from .tool_call import make_tool_terminal, run_tool_call, tool_call_context
+from .tool_call import (
+    copy_tool_use,
+    make_tool_terminal,
+    run_tool_call,
+    run_tool_stage,
+    tool_call_context,
+)
 
 __all__ = [
     "InterruptState",
     "MiddlewareHostMixin",
     "PendingToolExecution",
+    "copy_tool_use",
     "invoke_model_terminal",
     "make_tool_terminal",
     "model_call_context",
@@ -24,5 +33,6 @@ __all__ = [
     "run_agent_pass",
     "run_model_call",
     "run_tool_call",
+    "run_tool_stage",
     "tool_call_context",
 ]

@@ -16,7 +16,7 @@ from typing import Any
 from ..content import Message, Messages
 from ..engine.registry import MiddlewareRegistry, missing_result
 from ..events import EventLoopStopEvent, TypedEvent
-from ..exceptions import InterruptException, ReplacedMessagesError
+from ..exceptions import InterruptException, InterruptMisuseError, ReplacedMessagesError
 from ..stages.agent_stream import AgentStreamContext, AgentStreamStage
 from .interrupt_state import InterruptState
 
@@ -59,8 +59,9 @@ async def run_agent_pass(
             message once it is in ``history``, before the chain runs.
 
     Raises:
-        RuntimeError: the chain produced no `EventLoopStopEvent`, or middleware interrupted after
-            it (the state is cleared first, so the agent is not left paused).
+        MissingResultError: the chain produced no `EventLoopStopEvent`.
+        InterruptMisuseError: middleware interrupted after the `EventLoopStopEvent` (the state is
+            cleared first, so the agent is not left paused).
         ReplacedMessagesError: a handler replaced ``context.messages``.
     """
     for message in messages:
@@ -82,11 +83,12 @@ async def run_agent_pass(
     except InterruptException as exc:
         if stop is not None and not _is_tool_interrupt(stop):
             interrupt_state.deactivate()
-            raise RuntimeError(
+            raise InterruptMisuseError(
                 f"AgentStreamStage middleware raised interrupt {exc.interrupt.name!r} after the "
                 "pass produced its EventLoopStopEvent; resuming would call the model again. "
                 "Interrupt before calling next_fn (a post-hoc approval gate belongs before "
-                "next_fn on the following pass)."
+                "next_fn on the following pass).",
+                [exc.interrupt],
             ) from exc
         registered = interrupt_state.register(exc.interrupt)
         interrupt_state.activate()

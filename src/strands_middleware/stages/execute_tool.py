@@ -16,9 +16,9 @@ from ..engine.stage import MiddlewareStage
 from ..events import ToolResultEvent, TypedEvent
 from ..interrupts import (
     Interrupt,
+    InterruptLedger,
     MiddlewareInterruptResult,
     execute_tool_interrupt_id,
-    resolve_middleware_interrupt,
 )
 from ..tools import AgentTool
 
@@ -40,9 +40,10 @@ class ExecuteToolChanges(TypedDict, total=False):
 class ExecuteToolContext:
     """What ExecuteToolStage handlers receive: the tool call about to run.
 
-    ``tool_use`` is a shallow copy of the executor's dict: reassigning its keys cannot corrupt the
-    executor, but its ``input`` is shared (it may hold objects that cannot be copied), so build a
-    new ``tool_use`` and ``replace()`` it in rather than mutating ``input`` in place. ``tool`` is
+    ``tool_use`` is the host's copy of the model's request: its dicts and lists are new, so an
+    edit cannot reach the agent's history, while other values in ``input`` are shared (they may
+    be objects that cannot be copied). An in-place edit does reach this call's tool; building a
+    new ``tool_use`` and ``replace()``-ing it in says so more plainly. ``tool`` is
     None when the model asked for a tool the agent does not have: the chain still runs, so
     middleware can observe or mock it, and the terminal answers with an "Unknown tool" error.
 
@@ -65,6 +66,9 @@ class ExecuteToolContext:
     invocation_state: dict[str, Any]
     cancel_signal: threading.Event = field(default_factory=threading.Event, repr=False)
     _interrupts: Mapping[str, Interrupt] = field(default_factory=lambda: _NO_INTERRUPTS, repr=False)
+    # Shared by every replace() of this context (the host reads it when the stage ends), so a
+    # copy a handler passes on records into the same ledger.
+    _ledger: InterruptLedger = field(default_factory=InterruptLedger, repr=False, compare=False)
 
     def interrupt(
         self, name: str, *, reason: Any = None, response: Any = None
@@ -76,16 +80,19 @@ class ExecuteToolContext:
         its id, the same call returns it wrapped in `MiddlewareInterruptResult`. A ``response``
         given here is used when no human answer exists (a preemptive answer).
 
-        Call it before ``next_fn``: once the tool has run, pausing would run it again on resume.
-        Do not wrap it in a broad ``except Exception``: that swallows the pause. The id is
+        Call it before ``next_fn``: once the tool has run, pausing would run it again on resume,
+        so the host refuses it. Do not wrap it in a broad ``except Exception``: that swallows the
+        pause, and the host then refuses to run the tool. The id is
         ``v1:middleware_execute_tool:<toolUseId>:<uuid5(name)>``, so ``name`` must be stable
-        across resumes and distinct for each decision.
+        across resumes and distinct for each decision: two handlers asking under one name on
+        the same call is an error.
 
         Raises:
             InterruptException: no answer is available yet.
+            InterruptMisuseError: another handler around this one asked under the same name.
         """
         interrupt_id = execute_tool_interrupt_id(self.tool_use["toolUseId"], name)
-        return resolve_middleware_interrupt(self._interrupts, interrupt_id, name, reason, response)
+        return self._ledger.resolve(self._interrupts, interrupt_id, name, reason, response)
 
     def replace(self, **changes: Unpack[ExecuteToolChanges]) -> ExecuteToolContext:
         """Return a copy with only the given fields changed (``dataclasses.replace`` works too).

@@ -28,6 +28,7 @@ from ...engine.stage import MiddlewareStage
 from ...events import EventLoopStopEvent, TypedEvent
 from ...exceptions import InterruptException, ReplacedMessagesError
 from ...host.mixin import MiddlewareHostMixin
+from ...host.tool_call import copy_tool_use, run_tool_stage
 from ...stages.agent_stream import AgentStreamContext, AgentStreamStage
 from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
@@ -91,7 +92,12 @@ class StrandsBridge(MiddlewareHostMixin):
         self, stage: MiddlewareStage[Any, Any, Any], context: Any, terminal: Any
     ) -> AsyncGenerator[Any, None]:
         last_loop_stop: Any = None
-        stream = self.middleware_registry.invoke(stage, context, terminal)
+        registry = self.middleware_registry
+        stream = (
+            run_tool_stage(registry, context, terminal)  # the tool-call rules every host keeps
+            if stage is ExecuteToolStage
+            else registry.invoke(stage, context, terminal)
+        )
         try:
             async for event in stream:
                 host = outbound(event, last_loop_stop)
@@ -136,7 +142,7 @@ class StrandsBridge(MiddlewareHostMixin):
         context = ExecuteToolContext(
             agent=host_context.agent,
             tool=host_context.tool,
-            tool_use=host_context.tool_use,
+            tool_use=copy_tool_use(host_context.tool_use),
             invocation_state=host_context.invocation_state,
             cancel_signal=host_context.cancel_signal,
             _interrupts=HostInterrupts(host_context._interrupt_state.interrupts),

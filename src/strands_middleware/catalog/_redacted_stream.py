@@ -1,0 +1,279 @@
+"""`RedactedStream`: the streamed text of a model call, masked without splitting a match.
+
+`Redact` masks the model's message once it is complete; this masks the same text while it is
+still arriving, so that a UI rendering deltas never shows what the message hides. A match can
+arrive split across deltas, so the text of the open block is buffered and goes out only once no
+match can reach back into it (the rules are in `strands_middleware.catalog.redact`).
+
+Exactness. The message is masked pattern by pattern over its whole text, and a later pattern can
+match only because an earlier one replaced something (a lookbehind that now sees ``]`` where it
+saw a letter). So the buffer is masked the same way, pattern by pattern, keeping track of which
+characters of the model's text each piece of the result stands for; the text is cut only where
+no match of any pattern, at any step, crosses, and what goes out is the masked result up to that
+point. For each pattern the end of what already went out is kept as that pattern saw it (up to
+``window`` characters), and the pattern searches the buffer after it, so a lookbehind reads what
+it would read in the whole message.
+
+It works on event keys rather than classes, so it masks this library's `TextDeltaEvent` and
+`ModelStreamEvent` and a host's own delta events (a strands ``TextStreamEvent`` reaches handlers
+as a plain `TypedEvent` with the same keys) alike:
+
+* a raw chunk ``{"event": {"contentBlockDelta": {"delta": {"text": ...}, ...}}}``;
+* a text delta ``{"data": <text>, ...}`` (strands adds ``"delta": {"text": <text>}``), which hosts
+  stream right after the raw chunk carrying the same text.
+
+Both are rewritten to carry the text that goes out with that chunk, and dropped while none does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias, cast
+
+from ..content import Message
+from ..events import (
+    ModelMessageEvent,
+    ModelStopReason,
+    ModelStreamEvent,
+    TextDeltaEvent,
+    TypedEvent,
+)
+
+__all__ = ["RedactedStream", "Substitution"]
+
+Substitution: TypeAlias = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
+"""A pattern and what a match of it becomes (the match itself when it is not to be masked)."""
+
+
+class RedactedStream:
+    """Masks the text deltas of one model call; feed it every event, then flush it.
+
+    Args:
+        substitutions: The patterns, in the order they apply, and what their matches become.
+        mask_message: Masks a finished message (for `ModelMessageEvent`).
+        window: How many characters at the end of the buffer are always held back.
+    """
+
+    __slots__ = (
+        "_block",
+        "_contexts",
+        "_delta_template",
+        "_echo",
+        "_echo_text",
+        "_mask_message",
+        "_pending",
+        "_raw_template",
+        "_substitutions",
+        "_window",
+    )
+
+    def __init__(
+        self,
+        substitutions: Sequence[Substitution],
+        *,
+        mask_message: Callable[[Message], Message],
+        window: int,
+    ) -> None:
+        self._substitutions = tuple(substitutions)
+        self._mask_message = mask_message
+        self._window = window
+        self._pending = ""  # the open block's text not let out yet, as the model wrote it
+        # Per pattern, the end of the block's text already let out, as that pattern saw it.
+        self._contexts: list[str] = ["" for _ in self._substitutions]
+        self._block: object = None  # contentBlockIndex of the open text block
+        self._echo: str | None = None  # the raw chunk's text, awaiting its text delta event
+        self._echo_text = ""  # what went out with that chunk
+        self._raw_template: Mapping[str, Any] | None = None
+        self._delta_template: Mapping[str, Any] | None = None
+
+    def feed(self, event: TypedEvent) -> list[TypedEvent]:
+        """The events to forward in place of ``event`` (none while its text is held back)."""
+        raw = _raw_text_delta(event)
+        if raw is not None:
+            block, text = raw
+            out: list[TypedEvent] = []
+            if block != self._block:
+                out.extend(self.flush())
+                self._block = block
+            self._raw_template = event
+            self._pending += text
+            released = self._release(final=False)
+            self._echo, self._echo_text = text, released
+            if released:
+                out.append(_with_raw_text(event, released))
+            return out
+        delta = _delta_text(event)
+        if delta is not None:
+            self._delta_template = event
+            if self._echo is not None and delta == self._echo:
+                self._echo = None
+                return [_with_delta_text(event, self._echo_text)] if self._echo_text else []
+            # A text delta no raw chunk announced (a handler's own): it joins the buffer.
+            self._echo = None
+            self._pending += delta
+            released = self._release(final=False)
+            return [_with_delta_text(event, released)] if released else []
+        self._echo = None
+        if isinstance(event, ModelMessageEvent):
+            return [*self.flush(), ModelMessageEvent(self._mask_message(event.message))]
+        if isinstance(event, ModelStopReason) or _ends_block(event):
+            return [*self.flush(), event]
+        return [event]
+
+    def flush(self) -> list[TypedEvent]:
+        """Let out, masked, whatever the open block still holds (its end has come)."""
+        released = self._release(final=True) if self._pending else ""
+        self._contexts = ["" for _ in self._substitutions]
+        self._block = None
+        self._echo = None
+        out: list[TypedEvent] = []
+        if released:
+            if self._raw_template is not None:
+                out.append(_with_raw_text(self._raw_template, released))
+            if self._delta_template is not None:
+                out.append(_with_delta_text(self._delta_template, released))
+        return out
+
+    def _release(self, *, final: bool) -> str:
+        """Mask and return the buffered text no match can reach back into (all of it if final)."""
+        raw = self._pending
+        text = _Tracked(raw)
+        seen: list[_Tracked] = []  # the buffer as each pattern saw it, before it applied
+        spans: list[tuple[int, int]] = []
+        for (pattern, substitute), context in zip(self._substitutions, self._contexts, strict=True):
+            seen.append(text)
+            text = text.substituted(pattern, substitute, context, spans)
+        end = len(raw) if final else _safe_end(len(raw) - self._window, spans)
+        if end <= 0:
+            return ""
+        self._contexts = [
+            (context + before.up_to(end))[-self._window :]
+            for context, before in zip(self._contexts, seen, strict=True)
+        ]
+        self._pending = raw[end:]
+        return text.up_to(end)
+
+
+class _Tracked:
+    """Buffered text, masked by some patterns, knowing what each character stands for.
+
+    Character ``i`` stands for the span ``[lo[i], hi[i])`` of the buffered text as the model
+    wrote it: one character of its own, or, inside a replacement, the whole match it replaced.
+    """
+
+    __slots__ = ("hi", "lo", "text")
+
+    def __init__(self, text: str, lo: list[int] | None = None, hi: list[int] | None = None) -> None:
+        self.text = text
+        self.lo = list(range(len(text))) if lo is None else lo
+        self.hi = list(range(1, len(text) + 1)) if hi is None else hi
+
+    def substituted(
+        self,
+        pattern: re.Pattern[str],
+        substitute: Callable[[re.Match[str]], str],
+        context: str,
+        spans: list[tuple[int, int]],
+    ) -> _Tracked:
+        """This text with one pattern applied, searched after ``context``; spans are recorded.
+
+        ``context`` is the text already let out, as this pattern saw it: the search starts after
+        it, so a lookbehind reads what the whole message would show there.
+        """
+        offset = len(context)
+        whole = context + self.text
+        parts: list[str] = []
+        lo: list[int] = []
+        hi: list[int] = []
+        last = 0
+        for match in pattern.finditer(whole, offset):
+            begin, finish = match.start() - offset, match.end() - offset
+            span = self._span(begin, finish)
+            spans.append(span)
+            replaced = substitute(match)
+            if replaced == match.group(0):
+                continue
+            parts += (self.text[last:begin], replaced)
+            lo += self.lo[last:begin]
+            lo += [span[0]] * len(replaced)
+            hi += self.hi[last:begin]
+            hi += [span[1]] * len(replaced)
+            last = finish
+        if not parts:
+            return self
+        parts.append(self.text[last:])
+        return _Tracked("".join(parts), lo + self.lo[last:], hi + self.hi[last:])
+
+    def _span(self, begin: int, finish: int) -> tuple[int, int]:
+        if begin == finish:  # an empty match stands for no text, at the place it is found
+            at = self.lo[begin] if begin < len(self.lo) else (self.hi[-1] if self.hi else 0)
+            return at, at
+        return self.lo[begin], self.hi[finish - 1]
+
+    def up_to(self, end: int) -> str:
+        """The characters that stand for text before ``end`` (no replacement crosses it)."""
+        return "".join(char for char, hi in zip(self.text, self.hi, strict=True) if hi <= end)
+
+
+def _safe_end(limit: int, spans: list[tuple[int, int]]) -> int:
+    """The last place up to ``limit`` that no span crosses (0 if there is none)."""
+    end = max(0, limit)
+    moved = True
+    while moved and end > 0:
+        moved = False
+        for begin, finish in spans:
+            if begin < end < finish:
+                end = begin
+                moved = True
+    return end
+
+
+def _raw_text_delta(event: Mapping[str, Any]) -> tuple[object, str] | None:
+    chunk = event.get("event")
+    if not isinstance(chunk, Mapping):
+        return None
+    body = cast("Mapping[str, Any]", chunk).get("contentBlockDelta")
+    if not isinstance(body, Mapping):
+        return None
+    fields = cast("Mapping[str, Any]", body)
+    delta = fields.get("delta")
+    if not isinstance(delta, Mapping):
+        return None
+    text = cast("Mapping[str, Any]", delta).get("text")
+    if not isinstance(text, str):
+        return None
+    return fields.get("contentBlockIndex"), text
+
+
+def _delta_text(event: Mapping[str, Any]) -> str | None:
+    text = event.get("data")
+    return text if isinstance(text, str) else None
+
+
+def _ends_block(event: Mapping[str, Any]) -> bool:
+    chunk = event.get("event")
+    if not isinstance(chunk, Mapping):
+        return False
+    keys = cast("Mapping[str, Any]", chunk)
+    return "contentBlockStop" in keys or "contentBlockStart" in keys or "messageStop" in keys
+
+
+def _with_raw_text(event: Mapping[str, Any], text: str) -> TypedEvent:
+    chunk: dict[str, Any] = dict(cast("Mapping[str, Any]", event["event"]))
+    body: dict[str, Any] = dict(cast("Mapping[str, Any]", chunk["contentBlockDelta"]))
+    body["delta"] = {**cast("Mapping[str, Any]", body["delta"]), "text": text}
+    chunk["contentBlockDelta"] = body
+    if type(event) is ModelStreamEvent:
+        return ModelStreamEvent(cast(Any, chunk))
+    return TypedEvent({**event, "event": chunk})
+
+
+def _with_delta_text(event: Mapping[str, Any], text: str) -> TypedEvent:
+    if type(event) is TextDeltaEvent:
+        return TextDeltaEvent(text)
+    fields: dict[str, Any] = {**event, "data": text}
+    delta = event.get("delta")
+    if isinstance(delta, Mapping) and "text" in delta:
+        fields["delta"] = {**cast("Mapping[str, Any]", delta), "text": text}
+    return TypedEvent(fields)
