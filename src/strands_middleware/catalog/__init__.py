@@ -7,7 +7,7 @@ needs. Items are written against the built-in stages only.
 
 from ._base import CallStage, CatalogMiddleware
 from ._scoped import Scope, ScopedState
-from .cache import Cache, CacheStore, MemoryStore
+from .cache import Cache, MemoryStore, ResultStore
 from .call_limit import CallLimit, CallLimitExceeded
 from .concurrency_limit import ConcurrencyLimit
 from .model_fallback import ModelFallback
@@ -27,7 +27,6 @@ __all__ = [
     "INVOKE_MODEL_SPAN",
     "AllTools",
     "Cache",
-    "CacheStore",
     "CallLimit",
     "CallLimitExceeded",
     "CallStage",
@@ -38,6 +37,7 @@ __all__ = [
     "ModelFallback",
     "RateLimit",
     "Redact",
+    "ResultStore",
     "Retry",
     "Scope",
     "ScopedState",
