@@ -207,9 +207,12 @@ class RedisStore:
             while not int(await self._script(SLOT_ACQUIRE, keys, args)):
                 await asyncio.sleep(pause * random.uniform(0.75, 1.25))
                 pause = min(pause * 1.5, longest)
+        except StoreError:
+            # The server failed: asking it again would only double the wait. Whatever it
+            # recorded (a place in the queue, a slot whose reply was lost) expires with the lease.
+            raise
         except BaseException:
-            # Leave the queue (or give back a slot whose reply was lost); if the server is
-            # gone, the place expires with its lease instead.
+            # Cancelled: leave the queue (or give back a slot won just now).
             with contextlib.suppress(StoreError):
                 await self._script(SLOT_RELEASE, keys, [token])
             raise
