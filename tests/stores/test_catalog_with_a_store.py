@@ -276,7 +276,7 @@ async def test_concurrency_limits_with_one_name_share_their_slots(redis_store: R
 async def test_a_call_longer_than_its_lease_keeps_its_slot_by_renewing_it(
     redis_store: RedisStore,
 ) -> None:
-    terminal = Terminal(pause=1.0)  # more than three leases
+    terminal = Terminal(pause=0.7)  # more than two leases
     limits = [ConcurrencyLimit(limit=1, store=redis_store, name="long", lease=0.3) for _ in "ab"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a lost lease would warn

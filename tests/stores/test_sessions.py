@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import strands
-from strands.types._snapshot import Snapshot
+from strands import Snapshot
 
 from strands_middleware.agent import Agent
 from strands_middleware.bridges.strands import StrandsBridge

@@ -163,7 +163,9 @@ class ConcurrencyLimit(CatalogMiddleware):
             async def release() -> None:
                 if renewal is not None:
                     renewal.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
+                    # Whatever befell the renewal was reported when it happened; the call's own
+                    # outcome is what the caller gets.
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
                         await renewal
                 await calls.settle(store.slot_release(name, token), "release its slot")
 
