@@ -6,6 +6,7 @@ Two item objects on one store stand for two processes: they share nothing but th
 from __future__ import annotations
 
 import asyncio
+import pickle
 import warnings
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
@@ -34,6 +35,7 @@ from strands_middleware.catalog import (
     UsageBudgetExceeded,
 )
 from strands_middleware.catalog._result_codec import decode_result, encode_result
+from strands_middleware.content import Usage
 from strands_middleware.exceptions import StoreError, StoreWarning
 from strands_middleware.stores import InMemoryStore
 from strands_middleware.stores.redis import RedisStore
@@ -42,7 +44,7 @@ from strands_middleware.testing import text_turn, tool_turn
 from .agents import ConfiguredModel, delete_file, deleted
 from .redis_server import RedisServer
 
-USAGE = {"inputTokens": 6, "outputTokens": 4, "totalTokens": 10}
+USAGE: Usage = {"inputTokens": 6, "outputTokens": 4, "totalTokens": 10}
 
 
 def model_context(text: str = "hi", agent: object = None) -> InvokeModelContext:
@@ -201,6 +203,16 @@ def test_a_store_needs_a_stable_name_and_a_sound_configuration(
 ) -> None:
     with pytest.raises(error, match=message):
         build(InMemoryStore())
+
+
+def test_the_limit_errors_name_their_key_and_survive_pickling() -> None:
+    capped = pickle.loads(pickle.dumps(CallLimitExceeded(3, "agent", "team")))
+    assert (capped.limit, capped.scope, capped.key) == (3, "agent", "team")
+    assert str(capped) == str(CallLimitExceeded(3, "agent", "team"))
+    spent = pickle.loads(
+        pickle.dumps(UsageBudgetExceeded(USAGE, {"max_total_tokens": 5}, "agent", "team"))
+    )
+    assert (spent.spent, spent.exhausted, spent.key) == (USAGE, {"max_total_tokens": 5}, "team")
 
 
 def test_shared_items_count_in_the_agent_scope_of_their_key() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 
 import pytest
@@ -171,3 +173,35 @@ async def test_a_flushed_server_gets_the_scripts_sent_again(
     with redis_server.client() as client:
         client.script_flush()
     assert await redis_store.rate_reserve("r", rate=1, burst=5) == 0.0
+
+
+# ---- the extra -------------------------------------------------------------------------------
+
+_WITHOUT_REDIS = "import sys; sys.modules['redis'] = None; sys.modules['redis.asyncio'] = None; "
+
+
+def test_without_redis_py_the_redis_store_names_the_extra_to_install() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_REDIS + "import strands_middleware.stores.redis"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 1
+    assert (
+        "ImportError: strands_middleware.stores.redis needs redis-py: "
+        'pip install "strands-middleware[redis]"' in completed.stderr
+    )
+
+
+def test_without_redis_py_everything_else_imports_and_runs_in_memory() -> None:
+    program = _WITHOUT_REDIS + (
+        "import strands_middleware.catalog, strands_middleware.stores; "
+        "from strands_middleware.stores import InMemoryStore; "
+        "from strands_middleware.catalog import RateLimit; "
+        "RateLimit(rate=1, burst=1, store=InMemoryStore(), name='x'); print('ok')"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+    assert completed.stdout == "ok\n"

@@ -36,6 +36,7 @@ import redis.asyncio as redis_asyncio
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ...exceptions import StoreError
 from ._clients import LoopClients
@@ -285,7 +286,8 @@ class RedisStore:
         try:
             client = await self._clients.get()
             return await _within(self.timeout, call(client))
-        except asyncio.TimeoutError as error:
+        except (asyncio.TimeoutError, RedisTimeoutError) as error:
+            # Our deadline and the socket's (the same length) race; either is the same failure.
             raise StoreError(
                 f"{self!r} did not answer {operation} within {self.timeout:g} s"
             ) from error
