@@ -13,6 +13,10 @@ receives the answer claims it and resumes it. The rules:
 * **What is saved is data.** The run is encoded as JSON (``bytes`` in base64, see
   `strands_middleware.stores.codec`), never pickled, and checked again when it is read.
 * **Unclaimed runs expire** after ``ttl`` seconds, so an abandoned pause does not stay forever.
+* **A lost reply loses the run.** A claim the server ran but whose reply never arrived (the
+  connection dropped) raises `StoreError`, and the run it took is gone: no store call is
+  retried, because a retried claim would find nothing. Keep what was saved until a resume
+  succeeds if a run must never be lost.
 
 For the reference agent, `PausedRun` is what to save: its history and its interrupt state.
 For a ``strands.Agent``, save what strands' own snapshot API captures (it includes strands'
