@@ -10,7 +10,7 @@ endif
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test demo lint typecheck pytest bench install clean test-strands-floor
+.PHONY: test demo lint typecheck pytest bench install clean test-strands-floor redis-server
 
 install: $(STAMP)
 
@@ -30,8 +30,13 @@ typecheck: $(STAMP)
 	$(BIN)/mypy src examples typings
 	$(BIN)/pyright --pythonpath $(BIN)/python
 
-pytest: $(STAMP)
+pytest: $(STAMP) redis-server
 	$(BIN)/pytest
+
+# The Redis store is tested against a real redis-server (Debian's package on CI, run as root).
+redis-server:
+	@command -v redis-server >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server) \
+		|| { echo "the tests need redis-server: install it (Debian: apt-get install redis-server)"; exit 1; }
 
 test: lint pytest typecheck
 
@@ -48,8 +53,9 @@ test-strands-floor:
 	$(FLOOR_VENV)/bin/python -m pip install --quiet -e ".[dev]" "strands-agents==$(STRANDS_FLOOR)"
 	$(FLOOR_VENV)/bin/pytest tests/bridges
 
-bench: $(STAMP)
+bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/bench_chain.py
+	$(BIN)/python benchmarks/bench_stores.py
 
 clean:
 	rm -rf .venv $(FLOOR_VENV) .mypy_cache .pytest_cache .ruff_cache

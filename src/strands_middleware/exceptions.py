@@ -10,7 +10,8 @@ package root and `strands_middleware.interrupts` also export the few that handle
     │   ├── InterruptMisuseError ...... an interrupt that could not pause safely (swallowed,
     │   │                               raised after the tool ran, or one id for two gates)
     │   ├── MissingResultError ........ a stage's stream ended without its result event
-    │   └── ReplacedMessagesError ..... an AgentStreamStage handler replaced context.messages
+    │   ├── ReplacedMessagesError ..... an AgentStreamStage handler replaced context.messages
+    │   └── StoreError ................ a shared store (Redis) failed or did not answer in time
     └── ValueError
         ├── InterruptResumeError ...... a resume prompt does not fit the paused run
         │   └── InterruptResponseFormatError (also TypeError): not interruptResponse blocks
@@ -22,6 +23,9 @@ Registration mistakes are plain `TypeError`s raised when a handler is registered
 stage, the phase and the handler). The catalog adds its own, each in the item's module:
 `strands_middleware.catalog.CallLimitExceeded` and `strands_middleware.catalog.UsageBudgetExceeded`
 (both `RuntimeError`), and `strands_middleware.catalog.CallTimeout` (a `TimeoutError`).
+`StoreWarning` (a `RuntimeWarning`) reports a store failure a catalog item let through
+(``on_store_error="allow"``) or could not act on (a slot or token it could not give back, which
+its lease or expiry frees instead).
 
 `CONTROL_FLOW_EXCEPTIONS` is the tuple a handler that catches errors must let through: catch it
 first and re-raise, then handle `Exception`::
@@ -54,6 +58,8 @@ __all__ = [
     "MissingResultError",
     "ModelStreamError",
     "ReplacedMessagesError",
+    "StoreError",
+    "StoreWarning",
     "ToolInputError",
 ]
 
@@ -152,6 +158,26 @@ REPLACED_MESSAGES_MESSAGE = (
     "Input handler (context.replace(messages=...))."
 )
 """The one wording of `ReplacedMessagesError`, shared by every host."""
+
+
+class StoreError(RuntimeError):
+    """A store behind a catalog item failed, or did not answer within its timeout.
+
+    The store raises it naming itself and the operation (``RedisStore(...) could not
+    rate_reserve: ...``); a catalog item re-raises it naming the item too, and says how to let
+    calls through while the store is down (``on_store_error="allow"``). The original error is
+    the ``__cause__``.
+    """
+
+
+class StoreWarning(RuntimeWarning):
+    """A store failure a catalog item did not raise: it failed open, or freed nothing.
+
+    With ``on_store_error="allow"`` an item lets the call through without its token, slot or
+    count and warns with this. Giving something back (a token, a slot, a count) never raises,
+    because the call's own outcome matters more; when that fails the item warns with this and
+    the store frees it on its own (a slot when its lease runs out).
+    """
 
 
 class InterruptResumeError(ValueError):

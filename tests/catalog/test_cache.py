@@ -561,7 +561,7 @@ async def test_a_store_returning_something_else_is_an_error() -> None:
     store.data[key] = TextDeltaEvent("not a result")
     with pytest.raises(
         TypeError,
-        match=r"the Cache store returned TextDeltaEvent for 'invokeModel:[0-9a-f]+'; a CacheStore "
+        match=r"the Cache store returned TextDeltaEvent for 'invokeModel:[0-9a-f]+'; a ResultStore "
         r"must return the ModelStopReason it was given, or None",
     ):
         await collect(registry.invoke(InvokeModelStage, model_context(), streaming_terminal([])))
@@ -586,7 +586,7 @@ async def test_a_store_returning_something_else_is_an_error() -> None:
         ({"ttl": "300"}, ValueError, r"ttl=\.\.\.\) must be a number of seconds > 0"),
         ({"key": "messages"}, TypeError, r"Cache\(key=\.\.\.\) takes a function of the context"),
         ({"clock": 0}, TypeError, r"Cache\(clock=\.\.\.\) takes a function returning seconds"),
-        ({"store": {}}, TypeError, r"Cache\(store=\.\.\.\) takes a CacheStore, with async get"),
+        ({"store": {}}, TypeError, r"Cache\(store=\.\.\.\) takes a ResultStore, with async get"),
         (
             {"store": MemoryStore(), "max_entries": 10},
             ValueError,

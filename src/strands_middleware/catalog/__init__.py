@@ -8,7 +8,7 @@ needs. Items are written against the built-in stages only.
 from ._base import CallStage, CatalogMiddleware
 from ._budget import MEDIA_TOKENS, TokenCounter, estimate_tokens
 from ._scoped import Scope, ScopedState
-from .cache import Cache, CacheStore, MemoryStore
+from .cache import Cache, MemoryStore, ResultStore
 from .call_limit import CallLimit, CallLimitExceeded
 from .concurrency_limit import ConcurrencyLimit
 from .context_window import DEFAULT_MARKER, ContextWindow
@@ -39,7 +39,6 @@ __all__ = [
     "SUMMARY_HEADER",
     "AllTools",
     "Cache",
-    "CacheStore",
     "CallLimit",
     "CallLimitExceeded",
     "CallStage",
@@ -55,6 +54,7 @@ __all__ = [
     "ModelFallback",
     "RateLimit",
     "Redact",
+    "ResultStore",
     "Retry",
     "Scope",
     "ScopedState",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from typing import Any, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, cast
 
 from ..engine.stage import Middleware, MiddlewareStage
 from ..events import ModelStopReason, ToolResultEvent, TypedEvent
@@ -21,10 +21,14 @@ from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
 __all__ = [
     "CallStage",
     "CatalogMiddleware",
+    "OnStoreError",
     "check_call_stage",
     "check_flag",
     "check_function",
+    "check_on_store_error",
     "check_positive_number",
+    "check_store",
+    "check_store_name",
     "check_whole_number",
     "exception_classes",
     "is_exception_class",
@@ -104,3 +108,51 @@ def exception_classes(
 def is_exception_class(value: object) -> bool:
     """Whether ``value`` is an exception class (not an instance)."""
     return isinstance(value, type) and issubclass(value, BaseException)
+
+
+# ---- items that take a store ------------------------------------------------------------------
+
+OnStoreError: TypeAlias = Literal["raise", "allow"]
+"""What an item does when its store fails: raise `StoreError` (the default), or let the call
+through without the store and warn (`StoreWarning`)."""
+
+
+def check_store(item: str, store: object, protocol: type[Any], methods: str) -> None:
+    """Refuse a ``store=`` that lacks the methods of ``protocol`` (a runtime-checkable one)."""
+    if not isinstance(store, protocol):
+        raise TypeError(
+            f"{item}(store=...) takes a {protocol.__name__}, with {methods} (a RedisStore or an "
+            f"InMemoryStore from strands_middleware.stores), got {store!r}"
+        )
+
+
+def check_store_name(item: str, keyword: str, value: object, *, store: object, what: str) -> None:
+    """With a store, require a stable ``name``/``key``; without one, refuse it.
+
+    Object identity cannot cross processes, so what the item counts in a store is known by a
+    name every process agrees on. Without a store, a name would do nothing, which is worth
+    saying rather than ignoring.
+    """
+    if store is None:
+        if value is not None:
+            raise ValueError(
+                f"{item}({keyword}=...) names {what} in a store: pass store=... as well, or "
+                f"drop {keyword}=... (without a store the item counts in this process alone)"
+            )
+        return
+    if value is None:
+        raise ValueError(
+            f"{item}(store=...) needs {keyword}=...: a stable name every process uses for "
+            f"{what} (object identity cannot cross processes)"
+        )
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{item}({keyword}=...) must be a non-empty str, got {value!r}")
+
+
+def check_on_store_error(item: str, value: object) -> None:
+    """Refuse anything but ``"raise"`` or ``"allow"``."""
+    if value not in ("raise", "allow"):
+        raise ValueError(
+            f"{item}(on_store_error=...) must be 'raise' (the default) or 'allow' (let calls "
+            f"through while the store is down), got {value!r}"
+        )

@@ -2,7 +2,8 @@
 
 `CallLimit` and `UsageBudget` count per scope. An invocation is told apart by the identity of its
 ``invocation_state`` dict, the one object every stage of one invocation shares on every host; an
-agent by its identity, held weakly so a dead agent's state goes with it.
+agent by its identity, held weakly so a dead agent's state goes with it. Given a store, they
+count per key instead, across processes (`scope_with_store`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
-__all__ = ["Scope", "ScopedState"]
+__all__ = ["Scope", "ScopedState", "scope_with_store"]
 
 T = TypeVar("T")
 
@@ -20,6 +21,21 @@ Scope: TypeAlias = Literal["invocation", "agent"]
 """What a counter counts in: each invocation of an agent, or the agent's whole lifetime."""
 
 _SCOPES: tuple[Scope, ...] = ("invocation", "agent")
+
+
+def scope_with_store(item: str, scope: Scope | None, store: object) -> Scope:
+    """The scope an item counts in: with a store only ``"agent"``, the key's lifetime."""
+    if store is None:
+        return "invocation" if scope is None else scope
+    if scope == "invocation":
+        raise ValueError(
+            f"{item}(store=...) counts per key, across processes, for as long as the key lives; "
+            "an invocation runs in one process. Drop scope=... (or pass scope='agent'), or drop "
+            "store=... to count per invocation"
+        )
+    if scope is not None and scope != "agent":
+        raise ValueError(f"{item}(scope=...) must be 'invocation' or 'agent', got {scope!r}")
+    return "agent"
 
 
 class ScopedState(Generic[T]):

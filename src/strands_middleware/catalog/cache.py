@@ -28,9 +28,17 @@ A cache is only as good as its key and only as safe as what it agrees to keep. T
   it never saw, so a UI streaming text sees none on a hit; the finished message is in the result.
   Copies go in and out, so a consumer editing the message it got cannot change the cache.
 * **The store is pluggable.** The default `MemoryStore` is an in-process LRU of ``max_entries``
-  with a per-entry TTL. Anything with ``async get(key)`` and ``async set(key, value, ttl)``
-  (`CacheStore`) can replace it, e.g. one backed by Redis. A store's failures propagate: a store
-  that should fail open catches inside its own ``get``/``set``.
+  with a per-entry TTL, holding the result events themselves. Anything with ``async get(key)``
+  and ``async set(key, value, ttl)`` of events (`ResultStore`) can replace it in-process; its
+  failures propagate (a store that should fail open catches inside its own ``get``/``set``).
+* **A shared store holds bytes.** A `strands_middleware.stores.CacheStore` (``RedisStore``,
+  `InMemoryStore`: ``cache_get``/``cache_set``) is shared by every process using it, so an
+  answer one worker got is a hit in the others. Results are encoded as JSON
+  (`strands_middleware.catalog._result_codec`; ``bytes`` in base64), never pickled: an entry
+  read back can only ever be data. An entry that is not a result this version wrote is a miss
+  (with a `StoreWarning`) and is overwritten. When the store fails, a lookup raises
+  `StoreError` by default, or with ``on_store_error="allow"`` is a miss with a `StoreWarning`;
+  a failed write only warns.
 
 `Cache.hits` and `Cache.misses` count lookups; a call whose ``key=`` returned ``None`` counts as
 neither. Two identical calls running at the same time both miss (there is no request
@@ -42,38 +50,45 @@ registered after it (inner), so a hit costs no `RateLimit` token and no `UsageBu
 
 from __future__ import annotations
 
-import base64
 import copy
 import hashlib
 import json
 import math
 import time
 import uuid
+import warnings
 import weakref
-from collections import OrderedDict
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, Protocol, cast
 
 from ..engine.result import halts_stage
 from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
+from ..exceptions import StoreWarning
 from ..stages.execute_tool import ExecuteToolContext
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ..stores._lru import ExpiringLru
+from ..stores.codec import json_default
+from ..stores.protocols import CacheStore
 from ._base import (
     CallStage,
     CatalogMiddleware,
+    OnStoreError,
     check_call_stage,
     check_function,
+    check_on_store_error,
     check_whole_number,
 )
+from ._result_codec import UnreadableResult, decode_result, encode_result
+from ._store_calls import FAILED_OPEN, StoreCalls
 
-__all__ = ["Cache", "CacheStore", "MemoryStore"]
+__all__ = ["Cache", "MemoryStore", "ResultStore"]
 
 _DEFAULT_MAX_ENTRIES = 256
 
 
-class CacheStore(Protocol):
-    """Where `Cache` keeps results: anything with these two coroutine methods."""
+class ResultStore(Protocol):
+    """Where `Cache` keeps result events in-process: anything with these two coroutine methods."""
 
     async def get(self, key: str) -> TypedEvent | None:
         """The result stored under ``key``, or ``None`` when there is none (or it expired)."""
@@ -85,7 +100,7 @@ class CacheStore(Protocol):
 
 
 class MemoryStore:
-    """An in-process `CacheStore`: least recently used entries go first, each with its own TTL.
+    """An in-process `ResultStore`: least recently used entries go first, each with its own TTL.
 
     Expired entries are dropped when they are read, or evicted like any other entry.
 
@@ -109,28 +124,15 @@ class MemoryStore:
         check_whole_number("MemoryStore", "max_entries", max_entries, minimum=1)
         check_function("MemoryStore", "clock", clock, takes="a function returning seconds")
         self.max_entries = max_entries
-        self._clock = clock
-        self._entries: OrderedDict[str, tuple[TypedEvent, float | None]] = OrderedDict()
+        self._entries: ExpiringLru[TypedEvent] = ExpiringLru(max_entries, clock)
 
     async def get(self, key: str) -> TypedEvent | None:
         """The live entry under ``key`` (now the most recently used), or ``None``."""
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        value, expires = entry
-        if expires is not None and self._clock() >= expires:
-            self._entries.pop(key, None)
-            return None
-        self._entries.move_to_end(key)
-        return value
+        return self._entries.get(key)
 
     async def set(self, key: str, value: TypedEvent, ttl: float | None) -> None:
         """Store ``value``, evicting the least recently used entries beyond ``max_entries``."""
-        expires = None if ttl is None else self._clock() + ttl
-        self._entries[key] = (value, expires)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+        self._entries.set(key, value, ttl)
 
     def clear(self) -> None:
         """Drop every entry."""
@@ -153,12 +155,16 @@ class Cache(CatalogMiddleware):
 
     Args:
         stage: ``InvokeModelStage`` (the default) or ``ExecuteToolStage``.
-        store: Where results are kept; a new `MemoryStore` when omitted.
+        store: Where results are kept: a `ResultStore` in this process, or a shared
+            `strands_middleware.stores.CacheStore` (``RedisStore``); a new `MemoryStore` when
+            omitted.
         max_entries: The size of the default `MemoryStore` (not used with ``store``).
         ttl: Seconds an entry lives, or ``None`` for no expiry; passed to the store's ``set``.
         key: Builds the key from the context instead of the canonical form; return ``None`` to
             skip the cache for that call. The store key is ``"<stage name>:" + key``.
         clock: The default `MemoryStore`'s clock (not used with ``store``).
+        on_store_error: With a shared store, ``"raise"`` (the default) or ``"allow"``: see the
+            module notes.
 
     Attributes:
         hits: Lookups answered from the store.
@@ -170,13 +176,15 @@ class Cache(CatalogMiddleware):
         self,
         stage: CallStage = InvokeModelStage,
         *,
-        store: CacheStore | None = None,
+        store: ResultStore | CacheStore | None = None,
         max_entries: int = _DEFAULT_MAX_ENTRIES,
         ttl: float | None = 300,
         key: Callable[[Any], str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        on_store_error: OnStoreError = "raise",
     ) -> None:
         check_call_stage("Cache", stage)
+        check_on_store_error("Cache", on_store_error)
         check_whole_number("Cache", "max_entries", max_entries, minimum=1)
         check_function("Cache", "clock", clock, takes="a function returning seconds")
         given_ttl = cast(object, ttl)
@@ -193,12 +201,13 @@ class Cache(CatalogMiddleware):
         if key is not None:
             check_function("Cache", "key", key, takes="a function of the context")
         if store is not None:
-            if not (
+            if not isinstance(cast(object, store), CacheStore) and not (
                 callable(getattr(store, "get", None)) and callable(getattr(store, "set", None))
             ):
                 raise TypeError(
-                    "Cache(store=...) takes a CacheStore, with async get(key) and async "
-                    f"set(key, value, ttl), got {store!r}"
+                    "Cache(store=...) takes a ResultStore, with async get(key) and async "
+                    "set(key, value, ttl), or a shared CacheStore, with async cache_get and "
+                    f"cache_set (a RedisStore), got {store!r}"
                 )
             if max_entries != _DEFAULT_MAX_ENTRIES or clock is not time.monotonic:
                 raise ValueError(
@@ -206,9 +215,10 @@ class Cache(CatalogMiddleware):
                     "MemoryStore; with store=... configure the store itself"
                 )
         self.stage = stage
-        self.store: CacheStore = (
+        self.store: ResultStore | CacheStore = (
             store if store is not None else MemoryStore(max_entries=max_entries, clock=clock)
         )
+        self._store_calls = StoreCalls("Cache", self.store, on_store_error)
         self.ttl = None if ttl is None else float(ttl)
         self.hits = 0
         self.misses = 0
@@ -238,7 +248,7 @@ class Cache(CatalogMiddleware):
             else _tool_request(context)
         )
         try:
-            text = json.dumps(request, sort_keys=True, separators=(",", ":"), default=_encode)
+            text = json.dumps(request, sort_keys=True, separators=(",", ":"), default=json_default)
         except (TypeError, ValueError) as error:
             raise TypeError(
                 f"Cache cannot key this {self.stage.name} call: {error}. Pass Cache(key=...) to "
@@ -275,12 +285,12 @@ class Cache(CatalogMiddleware):
                 async for event in next_fn(context):
                     yield event
                 return
-            stored = await self.store.get(key)
+            stored = await self._lookup(key, result_type)
             if stored is not None:
                 if not isinstance(cast(object, stored), result_type):
                     raise TypeError(
                         f"the Cache store returned {type(stored).__name__} for {key!r}; a "
-                        f"CacheStore must return the {result_type.__name__} it was given, or None"
+                        f"ResultStore must return the {result_type.__name__} it was given, or None"
                     )
                 self.hits += 1
                 yield _replay(stored, context)
@@ -295,20 +305,49 @@ class Cache(CatalogMiddleware):
                     halted = True
                 yield event
             if result is not None and not halted and _succeeded(result):
-                await self.store.set(key, copy.deepcopy(result), self.ttl)
+                await self._keep(key, result)
 
         cache.__qualname__ = f"Cache[{self.stage.name}]"
         return [self.stage.wrap(cache)]
 
+    async def _lookup(self, key: str, result_type: type[TypedEvent]) -> TypedEvent | None:
+        store = self.store
+        if not isinstance(store, CacheStore):
+            return await store.get(key)
+        data = await self._store_calls.take(store.cache_get(key))
+        if data is None or data is FAILED_OPEN:
+            return None
+        try:
+            return decode_result(data, result_type)
+        except UnreadableResult as error:
+            warnings.warn(
+                f"Cache: the entry {key!r} in {store!r} is not a result this version can read "
+                f"({error}); it counts as a miss and is overwritten",
+                StoreWarning,
+                stacklevel=2,
+            )
+            return None
+
+    async def _keep(self, key: str, result: TypedEvent) -> None:
+        store = self.store
+        if not isinstance(store, CacheStore):
+            await store.set(key, copy.deepcopy(result), self.ttl)
+            return
+        try:
+            data = encode_result(result)
+        except TypeError as error:
+            warnings.warn(
+                f"Cache: the result of {key!r} was not stored, because it is not JSON data "
+                f"({error})",
+                StoreWarning,
+                stacklevel=2,
+            )
+            return
+        await self._store_calls.settle(store.cache_set(key, data, self.ttl), "store a result")
+
 
 def _tool_request(context: ExecuteToolContext) -> dict[str, Any]:
     return {"tool": context.tool_use["name"], "input": context.tool_use["input"]}
-
-
-def _encode(value: object) -> object:
-    if isinstance(value, (bytes, bytearray)):
-        return {"__bytes__": base64.b64encode(value).decode("ascii")}
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _succeeded(result: TypedEvent) -> bool:

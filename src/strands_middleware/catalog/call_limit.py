@@ -21,6 +21,12 @@ bounded failure. One `CallLimit` spans both stages and counts per agent. The rul
 * **Scope.** ``scope="invocation"`` (the default) counts each invocation of each agent afresh;
   ``scope="agent"`` counts for as long as the agent lives. Agents never share counts, even when
   they share the object. A resume after an interrupt is a new invocation.
+* **Shared, in a store.** With ``store=`` and ``key=`` (and ``scope="agent"``, the only scope a
+  store counts in), every agent in every process using that store and key counts against one set
+  of caps for as long as the key lives. Each call's check and count are one atomic step in the
+  store, so however many processes race, the calls let through never pass a cap. When the store
+  fails, the call raises `StoreError` by default; ``on_store_error="allow"`` lets it through
+  uncounted and warns (`StoreWarning`); giving a count back (a paused tool call) only warns.
 
 How an invocation is recognised: by its ``invocation_state`` dict. A host makes one dict per
 invocation and hands that very dict to every model call and tool call of it (the reference
@@ -41,7 +47,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypeAlias, cast
 
 from ..engine.handlers import MiddlewareNext
 from ..engine.result import halts_stage
@@ -50,8 +56,17 @@ from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import InterruptException
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._base import CatalogMiddleware, check_whole_number
-from ._scoped import Scope, ScopedState
+from ..stores.protocols import CounterStore
+from ._base import (
+    CatalogMiddleware,
+    OnStoreError,
+    check_on_store_error,
+    check_store,
+    check_store_name,
+    check_whole_number,
+)
+from ._scoped import Scope, ScopedState, scope_with_store
+from ._store_calls import FAILED_OPEN, StoreCalls
 
 __all__ = ["CallLimit", "CallLimitExceeded"]
 
@@ -64,22 +79,25 @@ class CallLimitExceeded(RuntimeError):
     Args:
         limit: The cap (``model_calls``).
         scope: What it counts in.
+        key: The key it counts under in a shared store, or ``None``.
 
     Attributes:
         limit: The cap.
         scope: What it counts in.
+        key: The key it counts under in a shared store, or ``None``.
     """
 
-    def __init__(self, limit: int, scope: Scope) -> None:
+    def __init__(self, limit: int, scope: Scope, key: str | None = None) -> None:
         super().__init__(
             f"CallLimit(model_calls={limit}) reached: {_count(limit, 'model call')} already made "
-            f"{_WHERE[scope]}; the run stops instead of calling the model again"
+            f"{_where(scope, key)}; the run stops instead of calling the model again"
         )
         self.limit = limit
         self.scope: Scope = scope
+        self.key = key
 
-    def __reduce__(self) -> tuple[type[CallLimitExceeded], tuple[int, Scope]]:
-        return (type(self), (self.limit, self.scope))
+    def __reduce__(self) -> tuple[type[CallLimitExceeded], tuple[int, Scope, str | None]]:
+        return (type(self), (self.limit, self.scope, self.key))
 
 
 @dataclass
@@ -103,7 +121,12 @@ class CallLimit(CatalogMiddleware):
         tool_calls: The most tool calls, all tools together; further calls get an error result.
         per_tool: The most calls of each named tool (0 forbids one); further calls get an error
             result.
-        scope: ``"invocation"`` (the default) or ``"agent"``.
+        scope: ``"invocation"`` (the default without a store) or ``"agent"`` (the only scope
+            with one).
+        store: Where caps shared by every process are counted (a `CounterStore`, such as
+            ``RedisStore``).
+        key: The counts' key in ``store`` (required with it).
+        on_store_error: ``"raise"`` (the default) or ``"allow"``: see the module notes.
     """
 
     def __init__(
@@ -112,7 +135,10 @@ class CallLimit(CatalogMiddleware):
         model_calls: int | None = None,
         tool_calls: int | None = None,
         per_tool: Mapping[str, int] | None = None,
-        scope: Scope = "invocation",
+        scope: Scope | None = None,
+        store: CounterStore | None = None,
+        key: str | None = None,
+        on_store_error: OnStoreError = "raise",
     ) -> None:
         for name, count in (("model_calls", model_calls), ("tool_calls", tool_calls)):
             if count is not None:
@@ -141,26 +167,40 @@ class CallLimit(CatalogMiddleware):
                 "CallLimit needs at least one of model_calls=..., tool_calls=... or a non-empty "
                 "per_tool=..."
             )
-        self._calls: ScopedState[_Calls] = ScopedState("CallLimit", scope, _Calls)
+        check_on_store_error("CallLimit", on_store_error)
+        check_store_name("CallLimit", "key", key, store=store, what="the counts")
+        resolved = scope_with_store("CallLimit", scope, store)
+        if store is not None:
+            check_store("CallLimit", store, CounterStore, "async counter_add and counter_read")
+        self._calls: ScopedState[_Calls] = ScopedState("CallLimit", resolved, _Calls)
         self.model_calls = model_calls
         self.tool_calls = tool_calls
         self.per_tool: Mapping[str, int] = caps
-        self.scope: Scope = scope
+        self.scope: Scope = resolved
+        self.store = store
+        self.key = key
+        self._store_calls = StoreCalls(f"CallLimit(key={key!r})", store, on_store_error)
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         items: list[Middleware[Any, Any, Any]] = []
+        store = self.store
         if self.model_calls is not None:
-            items.append(InvokeModelStage.wrap(self._limit_model_calls(self.model_calls)))
+            model_handler = (
+                self._limit_model_calls(self.model_calls)
+                if store is None
+                else self._limit_model_calls_in(store, self.model_calls)
+            )
+            model_handler.__qualname__ = "CallLimit[invokeModel]"
+            items.append(InvokeModelStage.wrap(model_handler))
         if self.tool_calls is not None or self.per_tool:
-            items.append(ExecuteToolStage.wrap(self._limit_tool_calls()))
+            tool_handler = (
+                self._limit_tool_calls() if store is None else self._limit_tool_calls_in(store)
+            )
+            tool_handler.__qualname__ = "CallLimit[executeTool]"
+            items.append(ExecuteToolStage.wrap(tool_handler))
         return items
 
-    def _limit_model_calls(
-        self, limit: int
-    ) -> Callable[
-        [InvokeModelContext, MiddlewareNext[InvokeModelContext, TypedEvent]],
-        AsyncGenerator[TypedEvent, None],
-    ]:
+    def _limit_model_calls(self, limit: int) -> _ModelHandler:
         state = self._calls
 
         async def call_limit(
@@ -173,15 +213,26 @@ class CallLimit(CatalogMiddleware):
             async for event in next_fn(context):
                 yield event
 
-        call_limit.__qualname__ = "CallLimit[invokeModel]"
         return call_limit
 
-    def _limit_tool_calls(
-        self,
-    ) -> Callable[
-        [ExecuteToolContext, MiddlewareNext[ExecuteToolContext, TypedEvent]],
-        AsyncGenerator[TypedEvent, None],
-    ]:
+    def _limit_model_calls_in(self, store: CounterStore, limit: int) -> _ModelHandler:
+        key = cast(str, self.key)
+        calls = self._store_calls
+
+        async def call_limit(
+            context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            counted = await calls.take(
+                store.counter_add(key, {"model": 1}, limits={"model": limit})
+            )
+            if counted is None:
+                raise CallLimitExceeded(limit, "agent", key)
+            async for event in next_fn(context):
+                yield event
+
+        return call_limit
+
+    def _limit_tool_calls(self) -> _ToolHandler:
         state = self._calls
 
         async def call_limit(
@@ -207,11 +258,57 @@ class CallLimit(CatalogMiddleware):
                     _uncount(calls, name)
                 raise
 
-        call_limit.__qualname__ = "CallLimit[executeTool]"
+        return call_limit
+
+    def _limit_tool_calls_in(self, store: CounterStore) -> _ToolHandler:
+        key = cast(str, self.key)
+        calls = self._store_calls
+
+        async def call_limit(
+            context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            name = context.tool_use["name"]
+            fields = {"tools": 1, _tool_field(name): 1}
+            limits: dict[str, int] = {}
+            if self.tool_calls is not None:
+                limits["tools"] = self.tool_calls
+            cap = self.per_tool.get(name)
+            if cap is not None:
+                limits[_tool_field(name)] = cap
+            outcome = await calls.take(store.counter_add(key, fields, limits=limits))
+            if outcome is None:
+                counts = await calls.take(store.counter_read(key, list(fields)))
+                seen = (
+                    _Calls()
+                    if counts is FAILED_OPEN
+                    else _Calls(tools=counts["tools"], per_tool={name: counts[_tool_field(name)]})
+                )
+                refusal = self._refusal(seen, name) or (
+                    f"Tool call limit reached {_where('agent', key)}. Do not call any more tools."
+                )
+                yield ToolResultEvent.error(context.tool_use["toolUseId"], refusal)
+                return
+            counted = outcome is not FAILED_OPEN
+
+            async def uncount() -> None:
+                back = {field: -amount for field, amount in fields.items()}
+                await calls.settle(store.counter_add(key, back), "give back a tool call's count")
+
+            try:
+                async for event in next_fn(context):
+                    if counted and halts_stage(event):
+                        counted = False
+                        await uncount()
+                    yield event
+            except InterruptException:
+                if counted:
+                    await uncount()
+                raise
+
         return call_limit
 
     def _refusal(self, calls: _Calls, name: str) -> str | None:
-        where = _WHERE[self.scope]
+        where = _where(self.scope, self.key)
         cap = self.per_tool.get(name)
         if cap is not None and calls.per_tool.get(name, 0) >= cap:
             return (
@@ -224,6 +321,24 @@ class CallLimit(CatalogMiddleware):
                 f"{where}. Do not call any more tools."
             )
         return None
+
+
+_ModelHandler: TypeAlias = Callable[
+    [InvokeModelContext, MiddlewareNext[InvokeModelContext, TypedEvent]],
+    AsyncGenerator[TypedEvent, None],
+]
+_ToolHandler: TypeAlias = Callable[
+    [ExecuteToolContext, MiddlewareNext[ExecuteToolContext, TypedEvent]],
+    AsyncGenerator[TypedEvent, None],
+]
+
+
+def _where(scope: Scope, key: str | None) -> str:
+    return _WHERE[scope] if key is None else f"under the key {key!r}"
+
+
+def _tool_field(name: str) -> str:
+    return f"tool:{name}"
 
 
 def _uncount(calls: _Calls, name: str) -> None:

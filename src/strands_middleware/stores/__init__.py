@@ -1,0 +1,26 @@
+"""Stores: where shared items keep their state, in this process or on a server every worker uses.
+
+One small async protocol per concern (`CacheStore`, `RateStore`, `SlotStore`, `CounterStore`,
+`SnapshotStore`; `Store` is all of them), `InMemoryStore` implementing them all in this process,
+and `SessionStore`, which keeps paused runs so that any worker can resume them exactly once.
+``strands_middleware.stores.redis.RedisStore`` implements every protocol on Redis (extra
+``redis``). The catalog's `Cache`, `RateLimit`, `ConcurrencyLimit`, `UsageBudget` and
+`CallLimit` take one as ``store=``.
+"""
+
+from .memory import InMemoryStore
+from .protocols import CacheStore, CounterStore, RateStore, SlotStore, SnapshotStore, Store
+from .sessions import ClaimedSession, PausedRun, SessionStore
+
+__all__ = [
+    "CacheStore",
+    "ClaimedSession",
+    "CounterStore",
+    "InMemoryStore",
+    "PausedRun",
+    "RateStore",
+    "SessionStore",
+    "SlotStore",
+    "SnapshotStore",
+    "Store",
+]
