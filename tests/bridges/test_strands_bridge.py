@@ -4,23 +4,31 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 import strands
 from strands.hooks import AfterToolCallEvent
 from strands.interrupt import Interrupt as HostInterrupt
+from strands.interrupt import InterruptException as HostInterruptException
+from strands.interrupt import _InterruptState
+from strands.middleware import ExecuteToolContext as HostExecuteToolContext
 from strands.middleware import ExecuteToolStage as HostExecuteToolStage
 from strands.middleware import InvokeModelStage as HostInvokeModelStage
+from strands.middleware import MiddlewareInterruptResult as HostMiddlewareInterruptResult
 from strands.types import _events as host_events
 from strands.types import events as host_public_events
 from strands.types.exceptions import EventLoopException
 
 from strands_middleware import (
+    ExecuteToolContext,
     ExecuteToolStage,
     InvokeModelContext,
     InvokeModelStage,
+    MiddlewareInterruptResult,
     MiddlewareNext,
     MiddlewareResult,
     ModelStopReason,
@@ -37,7 +45,7 @@ from strands_middleware.bridges.strands.translate import (
     outbound,
 )
 from strands_middleware.events import EventLoopStopEvent, TextDeltaEvent
-from strands_middleware.exceptions import ReplacedMessagesError
+from strands_middleware.exceptions import InterruptException, ReplacedMessagesError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
@@ -487,3 +495,81 @@ def test_an_error_after_a_tool_round_reaches_the_caller_inside_strands_own_excep
         agent("go")
     assert raised.value.original_exception is refused
     assert raised.value.__cause__ is refused
+
+
+# ---- interrupts go through strands' own interrupt() ----------------------------------------
+
+
+@dataclass
+class TaskContext(HostExecuteToolContext):
+    """A strands tool context answering interrupt() its own way, as background tool calls do."""
+
+    answers: dict[str, Any] = field(default_factory=dict[str, Any])
+    asked: list[Any] = field(default_factory=list[Any])
+
+    def interrupt(self, name: str, *, reason: Any = None, response: Any = None) -> Any:
+        self.asked.append((name, reason, self.tool_use["toolUseId"]))
+        if name in self.answers:
+            return HostMiddlewareInterruptResult(response=self.answers[name])
+        raise HostInterruptException(HostInterrupt(id=f"task:{name}", name=name, reason=reason))
+
+
+def task_context(**answers: Any) -> TaskContext:
+    agent = strands_agent()
+    return TaskContext(
+        agent=agent,
+        tool=None,
+        tool_use={"toolUseId": "t1", "name": "delete_file", "input": {}},
+        invocation_state={},
+        cancel_signal=threading.Event(),
+        _interrupt_state=_InterruptState(),
+        answers=answers,
+    )
+
+
+@ExecuteToolStage.wrap
+async def gate(
+    context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+) -> AsyncGenerator[TypedEvent, None]:
+    answer = context.interrupt("approve", reason="sure?")
+    assert isinstance(answer, MiddlewareInterruptResult)
+    yield ToolResultEvent.error(context.tool_use["toolUseId"], f"answered {answer.response}")
+
+
+async def run_tool_layer(host_context: Any) -> list[Any]:
+    bridge = StrandsBridge.of(host_context.agent).use(gate)
+
+    async def host_next(context: Any) -> AsyncGenerator[Any, None]:
+        raise AssertionError("the gate answers without running the tool")
+        yield
+
+    return [event async for event in bridge._tool_layer(host_context, host_next)]
+
+
+async def test_interrupt_is_answered_by_the_strands_contexts_own_interrupt() -> None:
+    host_context = task_context(approve="yes")
+    [result] = await run_tool_layer(host_context)
+    assert host_context.asked == [("approve", "sure?", "t1")]
+    assert result.tool_result["content"] == [{"text": "answered yes"}]
+
+
+async def test_an_unanswered_interrupt_reaches_strands_as_its_own_exception() -> None:
+    seen: list[Any] = []
+
+    @ExecuteToolStage.wrap
+    async def watch(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        try:
+            async for event in next_fn(context):
+                yield event
+        except InterruptException as error:
+            seen.append(error.interrupt)
+            raise
+
+    host_context = task_context()
+    StrandsBridge.of(host_context.agent).use(watch)
+    with pytest.raises(HostInterruptException) as raised:
+        await run_tool_layer(host_context)
+    assert seen == [Interrupt(id="task:approve", name="approve", reason="sure?")]
+    assert (raised.value.interrupt.id, raised.value.interrupt.reason) == ("task:approve", "sure?")
