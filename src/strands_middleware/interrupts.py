@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -225,8 +225,14 @@ class InterruptLedger:
         name: str,
         reason: Any = None,
         response: Any = None,
+        *,
+        answer: Callable[[], MiddlewareInterruptResult] | None = None,
     ) -> MiddlewareInterruptResult:
         """`resolve_middleware_interrupt`, recording what was asked and by whom.
+
+        ``answer``, when given, resolves instead of looking in ``interrupts``: a host whose own
+        interrupt machinery answers (the strands bridge asks strands) still records through the
+        ledger, so its gates fail closed like every other host's.
 
         Raises:
             InterruptException: No answer is available yet (recorded as raised).
@@ -243,9 +249,13 @@ class InterruptLedger:
             )
         self._askers[interrupt_id] = asker
         try:
+            if answer is not None:
+                return answer()
             return resolve_middleware_interrupt(interrupts, interrupt_id, name, reason, response)
         except InterruptException as raised:
-            self._raised[interrupt_id] = (raised.interrupt, self.tool_started)
+            # Keyed by the id the exception carries, which is the one the executor settles
+            # (a host answering through its own machinery may issue its own ids).
+            self._raised[raised.interrupt.id] = (raised.interrupt, self.tool_started)
             raise
 
     def settle(self, interrupt_id: str) -> None:

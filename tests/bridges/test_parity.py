@@ -24,9 +24,12 @@ from strands_middleware import (
     ToolResultEvent,
     TypedEvent,
 )
-from strands_middleware.events import EventLoopStopEvent
+from strands_middleware.bridges.strands import HostEvent
+from strands_middleware.catalog import Cache
+from strands_middleware.events import EventLoopStopEvent, TextDeltaEvent
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
-from strands_middleware.testing import text_turn, tool_turn
+from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+from strands_middleware.tools import tool
 
 from .hosts import HOSTS, Builder
 
@@ -269,3 +272,241 @@ def test_agent_stream_result_is_this_librarys_stop_event(host: Builder) -> None:
     run = host([text_turn("hi")], [], [record])
     assert run("hello").text == "hi"
     assert seen == ["end_turn"]
+
+
+# ---- handlers see Converse, not the host ---------------------------------------------------
+
+
+def test_a_cache_shared_by_two_agents_answers_the_second(host: Builder) -> None:
+    script = ScriptedModel([text_turn("Paris.")])
+    cache = Cache()
+    for _ in range(2):
+        run = host(script, [], [cache], system_prompt="Be brief.")
+        assert run("Capital of France?").text == "Paris."
+    assert len(script.requests) == 1
+    assert (cache.hits, cache.misses) == (1, 1)
+
+
+def test_model_call_messages_hold_only_role_and_content(host: Builder) -> None:
+    seen: list[list[Any]] = []
+
+    @InvokeModelStage.input
+    def record(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append([sorted(message) for message in context.messages])
+        return context
+
+    run = host([text_turn("one"), text_turn("two")], [], [record])
+    run("first")
+    run("second")
+    assert seen == [[["content", "role"]], [["content", "role"]] * 3]
+
+
+# ---- results keep what they carry ----------------------------------------------------------
+
+
+@AgentStreamStage.output
+def polite(result: MiddlewareResult[EventLoopStopEvent]) -> MiddlewareResult[EventLoopStopEvent]:
+    """Rewrites only the message of the pass's result, passing everything else through."""
+    stop = result.value
+    message: Any = {"role": "assistant", "content": [{"text": "Politely: hi"}]}
+    return result.replace(
+        value=EventLoopStopEvent(
+            stop.stop_reason, message, stop.usage, stop.metrics, interrupts=stop.interrupts
+        )
+    )
+
+
+def test_an_output_handler_rewriting_the_pass_message_keeps_its_usage(host: Builder) -> None:
+    usage: Any = {"inputTokens": 5, "outputTokens": 7, "totalTokens": 12}
+    run = host(ScriptedModel([text_turn("hi")], usage=usage), [], [polite])
+    outcome = run("hello")
+    assert outcome.text == "Politely: hi"
+    assert outcome.usage == usage
+
+
+# ---- the same events on every host ---------------------------------------------------------
+
+
+def _event_kinds(events: list[TypedEvent]) -> list[str]:
+    """The public class of each event: one of this library's events, or strands' `HostEvent`."""
+    public = ("strands_middleware.events", HostEvent.__module__)
+    return [
+        next(c.__name__ for c in type(e).__mro__ if c.__module__ in public and c.__name__[0] != "_")
+        for e in events
+    ]
+
+
+def recorder(stage: Any, into: list[TypedEvent]) -> Any:
+    """A pass-through Wrap handler on ``stage`` that records every event it sees."""
+
+    async def record(context: Any, next_fn: Any) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            into.append(event)
+            yield event
+
+    return stage.wrap(record)
+
+
+def test_a_model_wrap_handler_sees_the_same_events_on_both_hosts() -> None:
+    seen: dict[str, list[TypedEvent]] = {}
+    turns = [
+        tool_turn("add", {"a": 1, "b": 2}, tool_use_id="t1", text="Adding."),
+        text_turn("It is 3."),
+    ]
+    for name, build in HOSTS.items():
+        seen[name] = []
+        build(turns, [add], [recorder(InvokeModelStage, seen[name])])("go")
+    assert _event_kinds(seen["strands"]) == _event_kinds(seen["reference"])
+    deltas = [e.text for e in seen["strands"] if isinstance(e, TextDeltaEvent)]
+    assert "".join(deltas) == "Adding.It is 3."
+    assert [measured(e) for e in seen["strands"]] == [measured(e) for e in seen["reference"]]
+
+
+def measured(event: TypedEvent) -> Any:
+    """The event without the one timing-dependent figure: strands adds ``timeToFirstByteMs`` to
+    a call's metrics when its clock measures one."""
+    if isinstance(event, ModelStopReason):
+        latency = {k: v for k, v in event.metrics.items() if k != "timeToFirstByteMs"}
+        return (event.stop_reason, event.message, event.usage, latency)
+    return dict(event)
+
+
+def test_an_agent_stream_wrap_handler_sees_the_same_events_on_both_hosts() -> None:
+    """strands' lifecycle events (no counterpart here) are the only extra, as `HostEvent`s."""
+    seen: dict[str, list[TypedEvent]] = {}
+    turns = [tool_turn("add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("It is 3.")]
+    for name, build in HOSTS.items():
+        seen[name] = []
+        build(turns, [add], [recorder(AgentStreamStage, seen[name])])("go")
+    ours = {
+        name: [e for e in events if not isinstance(e, HostEvent)] for name, events in seen.items()
+    }
+    assert _event_kinds(ours["strands"]) == _event_kinds(ours["reference"])
+    assert not any(isinstance(e, HostEvent) for e in seen["reference"])
+
+
+def test_a_tool_wrap_handler_sees_the_same_events_on_both_hosts() -> None:
+    seen: dict[str, list[TypedEvent]] = {}
+    turns = [tool_turn("add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("3")]
+    for name, build in HOSTS.items():
+        seen[name] = []
+        build(turns, [add], [recorder(ExecuteToolStage, seen[name])])("go")
+    assert _event_kinds(seen["strands"]) == _event_kinds(seen["reference"]) == ["ToolResultEvent"]
+    assert seen["strands"] == seen["reference"]
+
+
+def test_a_one_block_system_prompt_reaches_handlers_as_its_text(host: Builder) -> None:
+    seen: list[object] = []
+
+    @InvokeModelStage.input
+    def record(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(context.system_prompt)
+        return context
+
+    run = host([text_turn("ok")], [], [record], system_prompt="Be brief.")
+    run("hi")
+    assert seen == ["Be brief."]
+    assert run.script.requests[0].system_prompt == "Be brief."
+    assert run.script.requests[0].system_prompt_content == [{"text": "Be brief."}]
+
+
+def test_a_message_a_handler_edits_in_place_reaches_the_model(host: Builder) -> None:
+    @InvokeModelStage.input
+    def shout(context: InvokeModelContext) -> InvokeModelContext:
+        context.messages[-1]["content"] = [{"text": "HI"}]
+        return context
+
+    run = host([text_turn("ok")], [], [shout])
+    run("hi")
+    assert run.script.requests[0].messages == [{"role": "user", "content": [{"text": "HI"}]}]
+
+
+def test_messages_a_handler_adds_or_removes_in_place_reach_the_model(host: Builder) -> None:
+    @InvokeModelStage.input
+    def remind(context: InvokeModelContext) -> InvokeModelContext:
+        context.messages.append({"role": "assistant", "content": [{"text": "noted"}]})
+        context.messages.append({"role": "user", "content": [{"text": "be brief"}]})
+        return context
+
+    @InvokeModelStage.input
+    def drop_first(context: InvokeModelContext) -> InvokeModelContext:
+        del context.messages[0]
+        return context
+
+    run = host([text_turn("ok")], [], [remind])
+    run("hi")
+    assert [m["content"][0].get("text") for m in run.script.requests[0].messages] == [
+        "hi",
+        "noted",
+        "be brief",
+    ]
+    second = host([text_turn("ok"), text_turn("ok")], [], [drop_first])
+    second("one")
+    second("two")
+    assert [m["content"][0].get("text") for m in second.script.requests[1].messages] == [
+        "ok",
+        "two",
+    ]
+    assert len(second.messages) == 4  # the history keeps every turn
+
+
+def test_a_handler_can_switch_the_call_to_a_model_of_this_library(host: Builder) -> None:
+    backup = ScriptedModel([text_turn("from the backup")])
+
+    @InvokeModelStage.input
+    def switch(context: InvokeModelContext) -> InvokeModelContext:
+        return context.replace(model=backup)
+
+    run = host([], [], [switch])
+    assert run("hi").text == "from the backup"
+    assert len(backup.requests) == 1
+
+
+def multiply(a: int, b: int) -> int:
+    """Multiply two integers.
+
+    Args:
+        a: First factor.
+        b: Second factor.
+    """
+    return a * b
+
+
+def tool_results(run: Any) -> list[Any]:
+    return [b["toolResult"] for m in run.messages for b in m["content"] if "toolResult" in b]
+
+
+def test_a_handler_can_switch_the_call_to_a_tool_of_this_library(host: Builder) -> None:
+    @ExecuteToolStage.input
+    def switch(context: ExecuteToolContext) -> ExecuteToolContext:
+        return context.replace(tool=tool(multiply))
+
+    run = host(
+        [tool_turn("add", {"a": 2, "b": 3}, tool_use_id="t1"), text_turn("ok")], [add], [switch]
+    )
+    run("go")
+    assert tool_results(run)[0]["content"] == [{"text": "6"}]
+
+
+def test_context_tool_has_this_librarys_tool_shape(host: Builder) -> None:
+    """A handler can read the tool's name and Converse spec and run it itself."""
+    specs: list[Any] = []
+
+    @ExecuteToolStage.wrap
+    async def run_it_myself(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        assert context.tool is not None
+        specs.append((context.tool.tool_name, sorted(context.tool.tool_spec)))
+        async for event in context.tool.stream(context.tool_use, context.invocation_state):
+            assert isinstance(event, TypedEvent)
+            yield event
+
+    run = host(
+        [tool_turn("add", {"a": 2, "b": 3}, tool_use_id="t1"), text_turn("ok")],
+        [add],
+        [run_it_myself],
+    )
+    run("go")
+    assert specs == [("add", ["description", "inputSchema", "name"])]
+    assert tool_results(run)[0]["content"] == [{"text": "5"}]

@@ -27,6 +27,8 @@ from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
+from ..bridges.hosts import AgentFactory
+
 
 class FakeClock:
     def __init__(self) -> None:
@@ -122,11 +124,13 @@ async def collect(stream: AsyncGenerator[TypedEvent, None]) -> list[TypedEvent]:
 # ---- hits and misses -----------------------------------------------------------------------
 
 
-def test_a_repeated_model_call_is_answered_from_the_cache_across_agents() -> None:
+def test_a_repeated_model_call_is_answered_from_the_cache_across_agents(
+    make_agent: AgentFactory,
+) -> None:
     model = ScriptedModel([text_turn("Paris.")])
     cache = Cache()
     for _ in range(2):
-        agent = Agent(model=model, system_prompt="Be brief.", middleware=[cache])
+        agent = make_agent(model=model, system_prompt="Be brief.", middleware=[cache])
         assert str(agent("Capital of France?")) == "Paris."
     assert len(model.requests) == 1
     assert (cache.hits, cache.misses) == (1, 1)
@@ -315,14 +319,14 @@ def test_a_custom_key_must_return_a_str_or_none() -> None:
 # ---- what is never kept --------------------------------------------------------------------
 
 
-def test_a_failed_model_call_is_not_cached() -> None:
+def test_a_failed_model_call_is_not_cached(make_agent: AgentFactory) -> None:
     model = ScriptedModel([ConnectionError("throttled"), text_turn("Paris."), text_turn("x")])
     cache = Cache()
-    agent = Agent(model=model, middleware=[cache])
+    agent = make_agent(model=model, middleware=[cache])
     with pytest.raises(ConnectionError):
         agent("Capital of France?")
     for _ in range(2):
-        assert str(Agent(model=model, middleware=[cache])("Capital of France?")) == "Paris."
+        assert str(make_agent(model=model, middleware=[cache])("Capital of France?")) == "Paris."
     assert len(model.requests) == 2
     assert (cache.hits, cache.misses) == (1, 2)
 
@@ -370,7 +374,7 @@ async def test_the_last_result_of_a_stream_is_the_one_kept() -> None:
     assert replay == [answer("final")]
 
 
-def test_tool_error_results_are_not_cached() -> None:
+def test_tool_error_results_are_not_cached(make_agent: AgentFactory) -> None:
     runs: list[int] = []
 
     @tool
@@ -382,7 +386,7 @@ def test_tool_error_results_are_not_cached() -> None:
     cache = Cache(ExecuteToolStage)
     for _ in range(2):
         model = ScriptedModel([tool_turn("flaky", {}), text_turn("done")])
-        Agent(model=model, tools=[flaky], middleware=[cache])("go")
+        make_agent(model=model, tools=[flaky], middleware=[cache])("go")
     assert len(runs) == 2
     assert (cache.hits, cache.misses) == (0, 2)
 
@@ -400,7 +404,7 @@ async def test_an_error_status_without_an_exception_is_not_cached() -> None:
     assert len(cache.store) == 0  # type: ignore[arg-type]
 
 
-def test_a_call_paused_for_a_human_is_not_cached_until_it_runs() -> None:
+def test_a_call_paused_for_a_human_is_not_cached_until_it_runs(make_agent: AgentFactory) -> None:
     runs: list[str] = []
 
     @tool
@@ -418,7 +422,7 @@ def test_a_call_paused_for_a_human_is_not_cached_until_it_runs() -> None:
 
     cache = Cache(ExecuteToolStage)
     model = ScriptedModel([tool_turn("delete", {"path": "a"}, tool_use_id="t1"), text_turn("ok")])
-    agent = Agent(model=model, tools=[delete], middleware=[cache, ExecuteToolStage.wrap(gate)])
+    agent = make_agent(model=model, tools=[delete], middleware=[cache, ExecuteToolStage.wrap(gate)])
     paused = agent("Delete a")
     assert paused.stop_reason == "interrupt"
     assert len(cache.store) == 0  # type: ignore[arg-type]
@@ -447,7 +451,9 @@ async def test_a_stream_carrying_an_interrupt_event_is_not_cached() -> None:
 # ---- tool calls ----------------------------------------------------------------------------
 
 
-def test_a_repeated_tool_call_is_answered_for_the_current_tool_use_id() -> None:
+def test_a_repeated_tool_call_is_answered_for_the_current_tool_use_id(
+    make_agent: AgentFactory,
+) -> None:
     runs: list[int] = []
 
     @tool
@@ -464,7 +470,7 @@ def test_a_repeated_tool_call_is_answered_for_the_current_tool_use_id() -> None:
         ]
     )
     cache = Cache(ExecuteToolStage)
-    agent = Agent(model=model, tools=[add], middleware=[cache])
+    agent = make_agent(model=model, tools=[add], middleware=[cache])
     agent("add twice")
     assert len(runs) == 1
     second = agent.messages[4]["content"][0]["toolResult"]

@@ -28,6 +28,8 @@ from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
+from ..bridges.hosts import AgentFactory
+
 ran: list[str] = []
 
 
@@ -108,8 +110,8 @@ def test_the_model_call_past_the_cap_raises_before_the_model_is_asked() -> None:
     assert "toolResult" in agent.messages[-1]["content"][0]
 
 
-def test_the_message_counts_one_call_in_the_singular() -> None:
-    agent = Agent(
+def test_the_message_counts_one_call_in_the_singular(make_agent: AgentFactory) -> None:
+    agent = make_agent(
         model=ScriptedModel([tool_turn("echo", {"text": "x"})]),
         tools=[echo],
         middleware=[CallLimit(model_calls=1, scope="agent")],
@@ -118,15 +120,15 @@ def test_the_message_counts_one_call_in_the_singular() -> None:
         agent("go")
 
 
-def test_invocation_scope_counts_each_invocation_afresh() -> None:
+def test_invocation_scope_counts_each_invocation_afresh(make_agent: AgentFactory) -> None:
     model = ScriptedModel([text_turn("a"), text_turn("b"), text_turn("c")])
-    agent = Agent(model=model, middleware=[CallLimit(model_calls=1)])
+    agent = make_agent(model=model, middleware=[CallLimit(model_calls=1)])
     assert [str(agent(prompt)) for prompt in ("1", "2", "3")] == ["a", "b", "c"]
 
 
-def test_agent_scope_counts_for_the_agents_lifetime() -> None:
+def test_agent_scope_counts_for_the_agents_lifetime(make_agent: AgentFactory) -> None:
     model = ScriptedModel([text_turn("a"), text_turn("b"), text_turn("never")])
-    agent = Agent(model=model, middleware=[CallLimit(model_calls=2, scope="agent")])
+    agent = make_agent(model=model, middleware=[CallLimit(model_calls=2, scope="agent")])
     agent("1")
     agent("2")
     with pytest.raises(CallLimitExceeded, match=r"2 model calls already made by this agent"):
@@ -134,20 +136,25 @@ def test_agent_scope_counts_for_the_agents_lifetime() -> None:
     assert len(model.requests) == 2
 
 
-def test_agents_never_share_counts_even_when_they_share_the_object() -> None:
+def test_agents_never_share_counts_even_when_they_share_the_object(
+    make_agent: AgentFactory,
+) -> None:
     limit = CallLimit(model_calls=1, scope="agent")
     for name in ("first", "second"):
-        assert str(Agent(model=ScriptedModel([text_turn(name)]), middleware=[limit])("hi")) == name
+        assert (
+            str(make_agent(model=ScriptedModel([text_turn(name)]), middleware=[limit])("hi"))
+            == name
+        )
 
 
-def test_a_retry_inside_the_limit_is_one_call() -> None:
+def test_a_retry_inside_the_limit_is_one_call(make_agent: AgentFactory) -> None:
     from strands_middleware.catalog.retry import Retry
 
     async def no_sleep(delay: float) -> None:
         return None
 
     model = ScriptedModel([ConnectionError("throttled"), text_turn("ok")])
-    agent = Agent(
+    agent = make_agent(
         model=model, middleware=[CallLimit(model_calls=1), Retry(sleep=no_sleep, jitter=0)]
     )
     assert str(agent("hi")) == "ok"
@@ -184,7 +191,7 @@ def test_a_tool_call_past_the_cap_is_answered_with_an_error_the_model_reads() ->
     assert exceptions == [None, None]  # a refusal is not a failure: Retry leaves it alone
 
 
-def test_per_tool_caps_only_the_named_tool() -> None:
+def test_per_tool_caps_only_the_named_tool(make_agent: AgentFactory) -> None:
     model = ScriptedModel(
         [
             tool_turn("search", {"query": "a"}, tool_use_id="s1"),
@@ -194,7 +201,9 @@ def test_per_tool_caps_only_the_named_tool() -> None:
             text_turn("done"),
         ]
     )
-    agent = Agent(model=model, tools=[echo, search], middleware=[CallLimit(per_tool={"search": 1})])
+    agent = make_agent(
+        model=model, tools=[echo, search], middleware=[CallLimit(per_tool={"search": 1})]
+    )
     agent("go")
     assert ran == ["search a", "echo b", "echo d"]
     [refusal] = tool_results(model.requests[3].messages[-1])["s2"]["content"]
@@ -204,9 +213,9 @@ def test_per_tool_caps_only_the_named_tool() -> None:
     }
 
 
-def test_a_per_tool_limit_of_zero_forbids_the_tool() -> None:
+def test_a_per_tool_limit_of_zero_forbids_the_tool(make_agent: AgentFactory) -> None:
     model = ScriptedModel([tool_turn("search", {"query": "a"}, tool_use_id="s1"), text_turn("ok")])
-    agent = Agent(
+    agent = make_agent(
         model=model,
         tools=[search],
         middleware=[CallLimit(per_tool={"search": 0}, scope="agent")],
@@ -218,7 +227,9 @@ def test_a_per_tool_limit_of_zero_forbids_the_tool() -> None:
     assert "0 times by this agent" in refusal["text"]
 
 
-def test_a_call_must_fit_both_caps_and_a_refused_call_is_not_counted() -> None:
+def test_a_call_must_fit_both_caps_and_a_refused_call_is_not_counted(
+    make_agent: AgentFactory,
+) -> None:
     model = ScriptedModel(
         [
             tool_turn("search", {"query": "a"}, tool_use_id="s1"),
@@ -228,7 +239,7 @@ def test_a_call_must_fit_both_caps_and_a_refused_call_is_not_counted() -> None:
             text_turn("done"),
         ]
     )
-    agent = Agent(
+    agent = make_agent(
         model=model,
         tools=[echo, search],
         middleware=[CallLimit(tool_calls=2, per_tool={"search": 1})],
@@ -243,7 +254,7 @@ def test_a_call_must_fit_both_caps_and_a_refused_call_is_not_counted() -> None:
     assert texts[3].startswith("Tool call limit reached: at most 2 tool calls in this invocation")
 
 
-def test_tool_calls_running_at_once_cannot_all_slip_under_the_cap() -> None:
+def test_tool_calls_running_at_once_cannot_all_slip_under_the_cap(make_agent: AgentFactory) -> None:
     model = ScriptedModel(
         [
             several_tools(
@@ -254,7 +265,7 @@ def test_tool_calls_running_at_once_cannot_all_slip_under_the_cap() -> None:
             text_turn("done"),
         ]
     )
-    agent = Agent(model=model, tools=[echo], middleware=[CallLimit(tool_calls=2)])
+    agent = make_agent(model=model, tools=[echo], middleware=[CallLimit(tool_calls=2)])
     agent("go")
     statuses = {
         tool_use_id: result["status"]
@@ -264,9 +275,11 @@ def test_tool_calls_running_at_once_cannot_all_slip_under_the_cap() -> None:
     assert sorted(ran) == ["echo a", "echo b"]
 
 
-def test_a_tool_call_that_pauses_for_a_human_is_counted_only_when_it_runs() -> None:
+def test_a_tool_call_that_pauses_for_a_human_is_counted_only_when_it_runs(
+    make_agent: AgentFactory,
+) -> None:
     model = ScriptedModel([tool_turn("echo", {"text": "x"}), text_turn("done")])
-    agent = Agent(
+    agent = make_agent(
         model=model,
         tools=[echo],
         middleware=[CallLimit(tool_calls=1, scope="agent"), gate],

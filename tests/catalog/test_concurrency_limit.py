@@ -19,12 +19,13 @@ from strands_middleware import (
     ToolResultEvent,
     TypedEvent,
 )
-from strands_middleware.agent import Agent
 from strands_middleware.catalog.concurrency_limit import ConcurrencyLimit
 from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
+
+from ..bridges.hosts import AgentFactory
 
 
 class Peak:
@@ -97,11 +98,13 @@ def registry_with(*middleware: Any) -> MiddlewareRegistry:
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3])
-async def test_agents_sharing_one_object_share_its_slots(limit: int) -> None:
+async def test_agents_sharing_one_object_share_its_slots(
+    make_agent: AgentFactory, limit: int
+) -> None:
     slots = ConcurrencyLimit(limit=limit)
     peak = Peak()
     agents = [
-        Agent(
+        make_agent(
             model=ScriptedModel([text_turn(f"answer {n}")]),
             middleware=[slots, InvokeModelStage.wrap(peak)],
         )
@@ -113,10 +116,10 @@ async def test_agents_sharing_one_object_share_its_slots(limit: int) -> None:
     assert (slots.in_use, slots.waiting) == (0, 0)
 
 
-async def test_agents_with_objects_of_their_own_do_not_share() -> None:
+async def test_agents_with_objects_of_their_own_do_not_share(make_agent: AgentFactory) -> None:
     peak = Peak()
     agents = [
-        Agent(
+        make_agent(
             model=ScriptedModel([text_turn("x")]),
             middleware=[ConcurrencyLimit(limit=1), InvokeModelStage.wrap(peak)],
         )
@@ -126,7 +129,7 @@ async def test_agents_with_objects_of_their_own_do_not_share() -> None:
     assert peak.peak == 2
 
 
-async def test_the_concurrent_tool_calls_of_one_turn_are_limited() -> None:
+async def test_the_concurrent_tool_calls_of_one_turn_are_limited(make_agent: AgentFactory) -> None:
     @tool
     async def work(n: int) -> int:
         """Work."""
@@ -145,7 +148,7 @@ async def test_the_concurrent_tool_calls_of_one_turn_are_limited() -> None:
             text_turn("done"),
         ]
     )
-    agent = Agent(
+    agent = make_agent(
         model=model,
         tools=[work],
         middleware=[ConcurrencyLimit(ExecuteToolStage, limit=1), ExecuteToolStage.wrap(peak)],
@@ -154,7 +157,7 @@ async def test_the_concurrent_tool_calls_of_one_turn_are_limited() -> None:
     assert peak.peak == 1
 
 
-def test_one_object_outlives_many_event_loops() -> None:
+def test_one_object_outlives_many_event_loops(make_agent: AgentFactory) -> None:
     @tool
     async def work(n: int) -> int:
         """Work."""
@@ -175,11 +178,11 @@ def test_one_object_outlives_many_event_loops() -> None:
                 text_turn("done"),
             ]
         )
-        assert str(Agent(model=model, tools=[work], middleware=[slots])("go")) == "done"
+        assert str(make_agent(model=model, tools=[work], middleware=[slots])("go")) == "done"
     assert slots.in_use == 0
 
 
-def test_agents_in_different_threads_share_the_slots() -> None:
+def test_agents_in_different_threads_share_the_slots(make_agent: AgentFactory) -> None:
     slots = ConcurrencyLimit(limit=1)
     lock = threading.Lock()
     order: list[str] = []
@@ -206,7 +209,7 @@ def test_agents_in_different_threads_share_the_slots() -> None:
     results: list[str] = []
 
     def run() -> None:
-        agent = Agent(
+        agent = make_agent(
             model=ScriptedModel([text_turn("ok")]),
             middleware=[slots, InvokeModelStage.wrap(inside)],
         )
@@ -249,17 +252,17 @@ async def test_waiters_are_served_first_come_first_served() -> None:
 # ---- every exit path releases --------------------------------------------------------------
 
 
-def test_a_failing_call_releases_its_slot() -> None:
+def test_a_failing_call_releases_its_slot(make_agent: AgentFactory) -> None:
     slots = ConcurrencyLimit(limit=1)
     model = ScriptedModel([ConnectionError("throttled"), text_turn("ok")])
-    agent = Agent(model=model, middleware=[slots])
+    agent = make_agent(model=model, middleware=[slots])
     with pytest.raises(ConnectionError):
         agent("hi")
     assert slots.in_use == 0
     assert str(agent("again")) == "ok"
 
 
-async def test_a_call_cancelled_while_holding_a_slot_releases_it() -> None:
+async def test_a_call_cancelled_while_holding_a_slot_releases_it(make_agent: AgentFactory) -> None:
     slots = ConcurrencyLimit(limit=1)
     started = asyncio.Event()
 
@@ -270,7 +273,7 @@ async def test_a_call_cancelled_while_holding_a_slot_releases_it() -> None:
         await forever()
         yield TypedEvent()  # pragma: no cover
 
-    agent = Agent(model=ScriptedModel([]), middleware=[slots, InvokeModelStage.wrap(hang)])
+    agent = make_agent(model=ScriptedModel([]), middleware=[slots, InvokeModelStage.wrap(hang)])
     task = asyncio.create_task(agent.invoke_async("hi"))
     await started.wait()
     assert slots.in_use == 1
@@ -339,7 +342,7 @@ async def test_a_consumer_that_stops_reading_releases_the_slot_by_closing() -> N
 # ---- never held while waiting on a human ---------------------------------------------------
 
 
-def test_a_gate_inside_the_limit_releases_the_slot_when_it_pauses() -> None:
+def test_a_gate_inside_the_limit_releases_the_slot_when_it_pauses(make_agent: AgentFactory) -> None:
     @tool
     def delete(path: str) -> str:
         """Delete."""
@@ -354,7 +357,7 @@ def test_a_gate_inside_the_limit_releases_the_slot_when_it_pauses() -> None:
             yield event
 
     slots = ConcurrencyLimit(ExecuteToolStage, limit=1)
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([tool_turn("delete", {"path": "a"}), text_turn("done")]),
         tools=[delete],
         middleware=[slots, ExecuteToolStage.wrap(gate)],

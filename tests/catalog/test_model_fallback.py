@@ -25,6 +25,8 @@ from strands_middleware.host.model_call import invoke_model_terminal
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn
 
+from ..bridges.hosts import AgentFactory
+
 
 async def no_sleep(delay: float) -> None:
     return None
@@ -45,45 +47,45 @@ def test_a_failing_call_runs_again_on_the_next_model_and_the_agent_keeps_its_own
     assert hooks == ["before", "after"]  # one model call, however many models were tried
 
 
-def test_models_are_tried_in_order_and_the_last_error_is_raised() -> None:
+def test_models_are_tried_in_order_and_the_last_error_is_raised(make_agent: AgentFactory) -> None:
     last = ConnectionError("last resort down")
     primary = ScriptedModel([ConnectionError("1")])
     second = ScriptedModel([TimeoutError("2")])
     third = ScriptedModel([last])
-    agent = Agent(model=primary, middleware=[ModelFallback([second, third])])
+    agent = make_agent(model=primary, middleware=[ModelFallback([second, third])])
     with pytest.raises(ConnectionError) as caught:
         agent("hi")
     assert caught.value is last
     assert [len(m.requests) for m in (primary, second, third)] == [1, 1, 1]
 
 
-def test_the_next_call_starts_from_the_agents_model_again() -> None:
+def test_the_next_call_starts_from_the_agents_model_again(make_agent: AgentFactory) -> None:
     primary = ScriptedModel([ConnectionError("blip"), text_turn("primary is back")])
     backup = ScriptedModel([text_turn("from backup")])
-    agent = Agent(model=primary, middleware=[ModelFallback([backup])])
+    agent = make_agent(model=primary, middleware=[ModelFallback([backup])])
     assert str(agent("one")) == "from backup"
     assert str(agent("two")) == "primary is back"
     assert len(backup.requests) == 1
 
 
-def test_listing_the_calls_own_model_does_not_try_it_twice() -> None:
+def test_listing_the_calls_own_model_does_not_try_it_twice(make_agent: AgentFactory) -> None:
     primary = ScriptedModel([ConnectionError("down")])
     backup = ScriptedModel([text_turn("ok")])
-    agent = Agent(model=primary, middleware=[ModelFallback([primary, backup])])
+    agent = make_agent(model=primary, middleware=[ModelFallback([primary, backup])])
     assert str(agent("hi")) == "ok"
     assert len(primary.requests) == 1
 
 
-def test_errors_not_listed_in_on_are_raised_at_once() -> None:
+def test_errors_not_listed_in_on_are_raised_at_once(make_agent: AgentFactory) -> None:
     primary = ScriptedModel([ValueError("bad request")])
     backup = ScriptedModel([text_turn("never")])
-    agent = Agent(model=primary, middleware=[ModelFallback([backup], on=ConnectionError)])
+    agent = make_agent(model=primary, middleware=[ModelFallback([backup], on=ConnectionError)])
     with pytest.raises(ValueError, match="bad request"):
         agent("hi")
     assert backup.requests == []
 
 
-def test_a_model_an_input_handler_chose_is_the_calls_own_model() -> None:
+def test_a_model_an_input_handler_chose_is_the_calls_own_model(make_agent: AgentFactory) -> None:
     special = ScriptedModel([ConnectionError("special is down")])
     backup = ScriptedModel([text_turn("from backup")])
     primary = ScriptedModel([])
@@ -92,25 +94,29 @@ def test_a_model_an_input_handler_chose_is_the_calls_own_model() -> None:
     def route(context: InvokeModelContext) -> InvokeModelContext:
         return context.replace(model=special)
 
-    agent = Agent(model=primary, middleware=[ModelFallback([backup]), route])
+    agent = make_agent(model=primary, middleware=[ModelFallback([backup]), route])
     assert str(agent("hi")) == "from backup"
     assert primary.requests == []
     assert len(special.requests) == 1
 
 
-def test_each_fallback_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+def test_each_fallback_is_logged(
+    make_agent: AgentFactory, caplog: pytest.LogCaptureFixture
+) -> None:
     primary = ScriptedModel([ConnectionError("throttled")])
     backup = ScriptedModel([text_turn("ok")])
-    agent = Agent(model=primary, middleware=[ModelFallback([backup])])
+    agent = make_agent(model=primary, middleware=[ModelFallback([backup])])
     with caplog.at_level(logging.WARNING, logger="strands_middleware"):
         agent("hi")
     assert "ModelFallback: model 1 of 2 (ScriptedModel) failed with ConnectionError" in caplog.text
 
 
-def test_retry_registered_inside_retries_each_model_before_moving_on() -> None:
+def test_retry_registered_inside_retries_each_model_before_moving_on(
+    make_agent: AgentFactory,
+) -> None:
     primary = ScriptedModel([ConnectionError("1"), ConnectionError("2")])
     backup = ScriptedModel([text_turn("from backup")])
-    agent = Agent(
+    agent = make_agent(
         model=primary,
         middleware=[ModelFallback([backup]), Retry(attempts=2, sleep=no_sleep)],
     )
@@ -118,7 +124,9 @@ def test_retry_registered_inside_retries_each_model_before_moving_on() -> None:
     assert len(primary.requests) == 2
 
 
-def test_a_failure_after_events_reached_the_consumer_is_raised_as_it_is() -> None:
+def test_a_failure_after_events_reached_the_consumer_is_raised_as_it_is(
+    make_agent: AgentFactory,
+) -> None:
     seen: list[str] = []
 
     async def breaks_mid_stream(
@@ -129,7 +137,7 @@ def test_a_failure_after_events_reached_the_consumer_is_raised_as_it_is() -> Non
         raise ConnectionError("dropped")
 
     backup = ScriptedModel([text_turn("never")])
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([]),
         middleware=[ModelFallback([backup]), InvokeModelStage.wrap(breaks_mid_stream)],
     )
@@ -168,7 +176,7 @@ async def test_an_interrupt_never_falls_back_even_when_on_catches_everything() -
     assert backup.requests == []
 
 
-async def test_cancellation_never_falls_back() -> None:
+async def test_cancellation_never_falls_back(make_agent: AgentFactory) -> None:
     started = asyncio.Event()
 
     async def hang(
@@ -179,7 +187,7 @@ async def test_cancellation_never_falls_back() -> None:
         yield TypedEvent()  # pragma: no cover
 
     backup = ScriptedModel([text_turn("never")])
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([]),
         middleware=[ModelFallback([backup], on=BaseException), InvokeModelStage.wrap(hang)],
     )

@@ -19,12 +19,13 @@ from strands_middleware import (
     ModelStopReason,
     TypedEvent,
 )
-from strands_middleware.agent import Agent
 from strands_middleware.catalog.rate_limit import RateLimit
 from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
+
+from ..bridges.hosts import AgentFactory
 
 
 class FakeTime:
@@ -114,28 +115,32 @@ async def test_waiting_callers_reserve_in_order_and_each_sleeps_once() -> None:
     assert bucket.tokens == -2  # the clock never moved: both reservations are still owed
 
 
-async def test_agents_sharing_one_object_share_its_bucket() -> None:
+async def test_agents_sharing_one_object_share_its_bucket(make_agent: AgentFactory) -> None:
     time = FakeTime()
     bucket = limited(time, rate=1, burst=1)
-    agents = [Agent(model=ScriptedModel([text_turn("x")]), middleware=[bucket]) for _ in "ab"]
+    agents = [make_agent(model=ScriptedModel([text_turn("x")]), middleware=[bucket]) for _ in "ab"]
     await asyncio.gather(*(agent.invoke_async("hi") for agent in agents))
     assert time.delays == [1.0]
 
     time = FakeTime()
     agents = [
-        Agent(model=ScriptedModel([text_turn("x")]), middleware=[limited(time, rate=1, burst=1)])
+        make_agent(
+            model=ScriptedModel([text_turn("x")]), middleware=[limited(time, rate=1, burst=1)]
+        )
         for _ in "ab"
     ]
     await asyncio.gather(*(agent.invoke_async("hi") for agent in agents))
     assert time.delays == []
 
 
-def test_agents_in_different_threads_share_the_bucket() -> None:
+def test_agents_in_different_threads_share_the_bucket(make_agent: AgentFactory) -> None:
     time = FakeTime(advance=False)
     bucket = limited(time, rate=1, burst=2)
 
     def run() -> None:
-        agent = Agent(model=ScriptedModel([text_turn("a"), text_turn("b")]), middleware=[bucket])
+        agent = make_agent(
+            model=ScriptedModel([text_turn("a"), text_turn("b")]), middleware=[bucket]
+        )
         agent("one")
         agent("two")
 
@@ -147,7 +152,7 @@ def test_agents_in_different_threads_share_the_bucket() -> None:
     assert sorted(time.delays) == [1.0, 2.0]  # four calls, a burst of two: two waited
 
 
-def test_tool_calls_can_be_limited_too() -> None:
+def test_tool_calls_can_be_limited_too(make_agent: AgentFactory) -> None:
     @tool
     def ping() -> str:
         """Ping."""
@@ -157,7 +162,7 @@ def test_tool_calls_can_be_limited_too() -> None:
     model = ScriptedModel(
         [tool_turn("ping", {}), tool_turn("ping", {}), tool_turn("ping", {}), text_turn("done")]
     )
-    agent = Agent(
+    agent = make_agent(
         model=model,
         tools=[ping],
         middleware=[limited(time, stage=ExecuteToolStage, rate=0.5, burst=2)],
@@ -189,7 +194,7 @@ async def test_a_caller_cancelled_while_waiting_gives_its_reservation_back() -> 
     assert bucket.tokens == 0
 
 
-def test_a_call_that_pauses_for_a_human_gets_its_token_back() -> None:
+def test_a_call_that_pauses_for_a_human_gets_its_token_back(make_agent: AgentFactory) -> None:
     @tool
     def delete(path: str) -> str:
         """Delete."""
@@ -204,7 +209,7 @@ def test_a_call_that_pauses_for_a_human_gets_its_token_back() -> None:
 
     time = FakeTime(advance=False)
     bucket = limited(time, stage=ExecuteToolStage, rate=1, burst=1)
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([tool_turn("delete", {"path": "a"}), text_turn("done")]),
         tools=[delete],
         middleware=[bucket, ExecuteToolStage.wrap(gate)],
@@ -238,10 +243,10 @@ async def test_an_interrupt_event_gives_the_token_back_once() -> None:
     assert seen == [3, 3]
 
 
-def test_a_failed_call_keeps_its_token_spent() -> None:
+def test_a_failed_call_keeps_its_token_spent(make_agent: AgentFactory) -> None:
     time = FakeTime(advance=False)
     bucket = limited(time, rate=1, burst=2)
-    agent = Agent(model=ScriptedModel([ConnectionError("throttled")]), middleware=[bucket])
+    agent = make_agent(model=ScriptedModel([ConnectionError("throttled")]), middleware=[bucket])
     with pytest.raises(ConnectionError):
         agent("hi")
     assert bucket.tokens == 1

@@ -28,6 +28,8 @@ from strands_middleware.events import ModelMessageEvent, ModelStreamEvent, TextD
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
+from ..bridges.hosts import AgentFactory
+
 received: list[Any] = []
 
 
@@ -211,20 +213,24 @@ def test_extending_the_defaults_keeps_the_card_check() -> None:
 # ---- the four flows on an agent -----------------------------------------------------------------
 
 
-def test_model_input_masks_what_the_model_is_sent_and_leaves_history_alone() -> None:
+def test_model_input_masks_what_the_model_is_sent_and_leaves_history_alone(
+    make_agent: AgentFactory,
+) -> None:
     model = ScriptedModel([text_turn("noted")])
-    agent = Agent(model=model, middleware=[Redact()])
+    agent = make_agent(model=model, middleware=[Redact()])
     agent("my email is jane@example.com")
     sent = model.requests[0].messages[0]["content"][0]
     assert sent == {"text": "my email is [REDACTED:email]"}
     assert agent.messages[0]["content"][0] == {"text": "my email is jane@example.com"}
 
 
-def test_model_input_masks_earlier_tool_calls_and_results_but_not_ids_or_names() -> None:
+def test_model_input_masks_earlier_tool_calls_and_results_but_not_ids_or_names(
+    make_agent: AgentFactory,
+) -> None:
     model = ScriptedModel(
         [tool_turn("lookup", {"name": "jane@example.com"}, tool_use_id="t1"), text_turn("ok")]
     )
-    agent = Agent(
+    agent = make_agent(
         model=model, tools=[lookup], middleware=[Redact(tool_input=False, tool_output=False)]
     )
     agent("find her")
@@ -243,7 +249,9 @@ def test_model_input_masks_earlier_tool_calls_and_results_but_not_ids_or_names()
     assert agent.messages[1]["content"][0]["toolUse"]["input"] == {"name": "jane@example.com"}
 
 
-async def test_model_input_never_touches_reasoning_or_media_blocks() -> None:
+async def test_model_input_never_touches_reasoning_or_media_blocks(
+    make_agent: AgentFactory,
+) -> None:
     reasoning: Message = {
         "role": "assistant",
         "content": [
@@ -253,7 +261,7 @@ async def test_model_input_never_touches_reasoning_or_media_blocks() -> None:
         ],
     }
     model = ScriptedModel([text_turn("ok")])
-    agent = Agent(model=model, middleware=[Redact()], messages=[reasoning])
+    agent = make_agent(model=model, middleware=[Redact()], messages=[reasoning])
     await agent.invoke_async("go")
     blocks = model.requests[0].messages[0]["content"]
     assert blocks[0] == reasoning["content"][0]
@@ -372,27 +380,27 @@ def test_streamed_deltas_join_to_exactly_the_masked_message(
     assert messages == [text_turn(masked)]
 
 
-def test_model_output_leaves_tool_call_arguments_to_tool_input() -> None:
+def test_model_output_leaves_tool_call_arguments_to_tool_input(make_agent: AgentFactory) -> None:
     model = ScriptedModel(
         [
             tool_turn("send", {"to": "jane@example.com", "body": "hi"}, tool_use_id="t1"),
             text_turn("done"),
         ]
     )
-    agent = Agent(model=model, tools=[send], middleware=[Redact(tool_input=False)])
+    agent = make_agent(model=model, tools=[send], middleware=[Redact(tool_input=False)])
     agent("mail her")
     assert received == [{"to": "jane@example.com", "body": "hi"}]
     assert agent.messages[1]["content"][0]["toolUse"]["input"]["to"] == "jane@example.com"
 
 
-def test_tool_input_masks_what_the_tool_receives() -> None:
+def test_tool_input_masks_what_the_tool_receives(make_agent: AgentFactory) -> None:
     model = ScriptedModel(
         [
             tool_turn("send", {"to": "ops", "body": "key AKIAIOSFODNN7EXAMPLE"}, tool_use_id="t1"),
             text_turn("done"),
         ]
     )
-    agent = Agent(model=model, tools=[send], middleware=[Redact(tool_input=True)])
+    agent = make_agent(model=model, tools=[send], middleware=[Redact(tool_input=True)])
     agent("send the key")
     assert received == [{"to": "ops", "body": "key [REDACTED:aws_access_key_id]"}]
 
@@ -418,11 +426,11 @@ def test_by_default_the_tool_and_its_approver_get_the_real_arguments(redact_firs
     assert sent_call["input"] == {"to": "[REDACTED:email]", "body": "hi"}
 
 
-def test_tool_output_masks_the_result_in_the_history() -> None:
+def test_tool_output_masks_the_result_in_the_history(make_agent: AgentFactory) -> None:
     model = ScriptedModel(
         [tool_turn("lookup", {"name": "jane"}, tool_use_id="t1"), text_turn("ok")]
     )
-    agent = Agent(model=model, tools=[lookup], middleware=[Redact(model_input=False)])
+    agent = make_agent(model=model, tools=[lookup], middleware=[Redact(model_input=False)])
     agent("find her")
     result = agent.messages[2]["content"][0]["toolResult"]
     assert result["content"] == [{"text": "jane: [REDACTED:email], card [REDACTED:card_number]"}]

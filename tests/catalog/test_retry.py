@@ -23,6 +23,8 @@ from strands_middleware.catalog import Retry
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
+from ..bridges.hosts import AgentFactory
+
 
 class Sleeps:
     def __init__(self) -> None:
@@ -45,24 +47,26 @@ def test_retries_a_failing_model_call_until_it_succeeds() -> None:
     assert hooks == ["before", "after"]  # middleware retries are invisible to hooks
 
 
-def test_gives_up_after_the_last_attempt_with_the_last_error() -> None:
+def test_gives_up_after_the_last_attempt_with_the_last_error(make_agent: AgentFactory) -> None:
     last = ConnectionError("third")
     model = ScriptedModel([ConnectionError("1"), ConnectionError("2"), last])
-    agent = Agent(model=model, middleware=[Retry(attempts=3, sleep=Sleeps())])
+    agent = make_agent(model=model, middleware=[Retry(attempts=3, sleep=Sleeps())])
     with pytest.raises(ConnectionError) as caught:
         agent("hi")
     assert caught.value is last
 
 
-def test_errors_not_listed_in_on_are_not_retried() -> None:
+def test_errors_not_listed_in_on_are_not_retried(make_agent: AgentFactory) -> None:
     model = ScriptedModel([ValueError("bad request"), text_turn("never")])
-    agent = Agent(model=model, middleware=[Retry(on=ConnectionError, sleep=Sleeps())])
+    agent = make_agent(model=model, middleware=[Retry(on=ConnectionError, sleep=Sleeps())])
     with pytest.raises(ValueError, match="bad request"):
         agent("hi")
     assert len(model.requests) == 1
 
 
-def test_an_interrupt_is_never_retried_even_when_on_catches_everything() -> None:
+def test_an_interrupt_is_never_retried_even_when_on_catches_everything(
+    make_agent: AgentFactory,
+) -> None:
     asked: list[str] = []
 
     @ExecuteToolStage.wrap
@@ -75,7 +79,7 @@ def test_an_interrupt_is_never_retried_even_when_on_catches_everything() -> None
             yield event
 
     sleeps = Sleeps()
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([tool_turn("echo", {}, tool_use_id="t1")]),
         middleware=[Retry(ExecuteToolStage, on=BaseException, sleep=sleeps), gate],
     )
@@ -85,7 +89,7 @@ def test_an_interrupt_is_never_retried_even_when_on_catches_everything() -> None
     assert sleeps.delays == []
 
 
-async def test_cancellation_is_never_retried() -> None:
+async def test_cancellation_is_never_retried(make_agent: AgentFactory) -> None:
     started = asyncio.Event()
 
     async def hang(
@@ -96,7 +100,7 @@ async def test_cancellation_is_never_retried() -> None:
         yield TypedEvent()  # pragma: no cover
 
     sleeps = Sleeps()
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([]),
         middleware=[Retry(on=BaseException, sleep=sleeps), InvokeModelStage.wrap(hang)],
     )
@@ -108,7 +112,9 @@ async def test_cancellation_is_never_retried() -> None:
     assert sleeps.delays == []
 
 
-def test_a_failure_after_events_reached_the_consumer_is_not_retried_by_default() -> None:
+def test_a_failure_after_events_reached_the_consumer_is_not_retried_by_default(
+    make_agent: AgentFactory,
+) -> None:
     seen: list[str] = []
 
     async def breaks_mid_stream(
@@ -118,7 +124,7 @@ def test_a_failure_after_events_reached_the_consumer_is_not_retried_by_default()
         yield TypedEvent({"data": "partial"})
         raise ConnectionError("dropped")
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([text_turn("x")]),
         middleware=[Retry(sleep=Sleeps()), InvokeModelStage.wrap(breaks_mid_stream)],
     )
@@ -127,7 +133,7 @@ def test_a_failure_after_events_reached_the_consumer_is_not_retried_by_default()
     assert seen == ["attempt"]
 
 
-def test_repeat_events_allows_retrying_after_events() -> None:
+def test_repeat_events_allows_retrying_after_events(make_agent: AgentFactory) -> None:
     attempts: list[int] = []
 
     async def flaky_stream(
@@ -140,7 +146,7 @@ def test_repeat_events_allows_retrying_after_events() -> None:
         async for event in next_fn(context):
             yield event
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([text_turn("ok")]),
         middleware=[
             Retry(repeat_events=True, sleep=Sleeps()),
@@ -151,7 +157,7 @@ def test_repeat_events_allows_retrying_after_events() -> None:
     assert len(attempts) == 2
 
 
-def test_tool_error_results_are_retried_by_exception_type() -> None:
+def test_tool_error_results_are_retried_by_exception_type(make_agent: AgentFactory) -> None:
     calls: list[int] = []
 
     @tool
@@ -163,7 +169,7 @@ def test_tool_error_results_are_retried_by_exception_type() -> None:
         return "fine"
 
     model = ScriptedModel([tool_turn("flaky", {}, tool_use_id="t"), text_turn("done")])
-    agent = Agent(
+    agent = make_agent(
         model=model,
         tools=[flaky],
         middleware=[Retry(ExecuteToolStage, on=ConnectionError, sleep=Sleeps())],
@@ -184,17 +190,23 @@ def test_a_result_predicate_on_model_calls_needs_repeat_events() -> None:
     Retry(ExecuteToolStage, when=lambda result: True)
 
 
-def test_a_result_predicate_retries_a_model_call_when_events_may_repeat() -> None:
+def test_a_result_predicate_retries_a_model_call_when_events_may_repeat(
+    make_agent: AgentFactory,
+) -> None:
     def refused(result: ModelStopReason) -> bool:
         return "cannot" in str(result.message)
 
     model = ScriptedModel([text_turn("I cannot"), text_turn("Here it is")])
-    agent = Agent(model=model, middleware=[Retry(when=refused, repeat_events=True, sleep=Sleeps())])
+    agent = make_agent(
+        model=model, middleware=[Retry(when=refused, repeat_events=True, sleep=Sleeps())]
+    )
     assert str(agent("hi")) == "Here it is"
     assert len(model.requests) == 2
 
 
-def test_a_result_predicate_retries_a_tool_whose_only_event_is_its_result() -> None:
+def test_a_result_predicate_retries_a_tool_whose_only_event_is_its_result(
+    make_agent: AgentFactory,
+) -> None:
     calls: list[int] = []
 
     @tool
@@ -207,7 +219,7 @@ def test_a_result_predicate_retries_a_tool_whose_only_event_is_its_result() -> N
         return result.tool_result["content"][0].get("text") != "3"
 
     model = ScriptedModel([tool_turn("count", {}, tool_use_id="t"), text_turn("done")])
-    agent = Agent(
+    agent = make_agent(
         model=model,
         tools=[count],
         middleware=[Retry(ExecuteToolStage, attempts=5, when=too_small, sleep=Sleeps())],

@@ -29,6 +29,8 @@ from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
+from ..bridges.hosts import AgentFactory
+
 SHORT = 0.01
 """A limit for calls that hang forever: it always runs out, and quickly."""
 
@@ -112,7 +114,9 @@ def test_call_timeout_is_both_kinds_of_timeout_error_and_pickles() -> None:
     )
 
 
-async def test_the_inner_chain_is_cancelled_and_closed_innermost_first() -> None:
+async def test_the_inner_chain_is_cancelled_and_closed_innermost_first(
+    make_agent: AgentFactory,
+) -> None:
     closed: list[str] = []
 
     async def middle(
@@ -133,7 +137,7 @@ async def test_the_inner_chain_is_cancelled_and_closed_innermost_first() -> None
         finally:
             closed.append("outer")
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([]),
         middleware=[
             InvokeModelStage.wrap(outer),
@@ -187,16 +191,20 @@ async def test_time_the_consumer_spends_on_an_event_counts_but_is_never_interrup
     await stream.aclose()
 
 
-async def test_a_call_that_finishes_in_time_is_untouched_and_leaves_no_timer() -> None:
+async def test_a_call_that_finishes_in_time_is_untouched_and_leaves_no_timer(
+    make_agent: AgentFactory,
+) -> None:
     model = ScriptedModel([text_turn("quick")])
-    agent = Agent(model=model, middleware=[Timeout(seconds=SHORT)])
+    agent = make_agent(model=model, middleware=[Timeout(seconds=SHORT)])
     assert str(await agent.invoke_async("hi")) == "quick"
     await asyncio.sleep(SHORT * 3)  # a timer left armed would cancel this task here
     assert only_this_task()
     assert not_cancelling()
 
 
-async def test_after_the_result_an_expired_deadline_ends_the_stream_quietly() -> None:
+async def test_after_the_result_an_expired_deadline_ends_the_stream_quietly(
+    make_agent: AgentFactory,
+) -> None:
     closed: list[str] = []
 
     async def lingers(
@@ -209,7 +217,7 @@ async def test_after_the_result_an_expired_deadline_ends_the_stream_quietly() ->
         finally:
             closed.append("lingers")
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([text_turn("done")]),
         middleware=[Timeout(seconds=SHORT), InvokeModelStage.wrap(lingers)],
     )
@@ -218,7 +226,9 @@ async def test_after_the_result_an_expired_deadline_ends_the_stream_quietly() ->
     assert not_cancelling()
 
 
-async def test_an_inner_chain_that_swallows_the_cancellation_still_times_out() -> None:
+async def test_an_inner_chain_that_swallows_the_cancellation_still_times_out(
+    make_agent: AgentFactory,
+) -> None:
     closed: list[str] = []
 
     async def stubborn(
@@ -234,7 +244,7 @@ async def test_an_inner_chain_that_swallows_the_cancellation_still_times_out() -
         finally:
             closed.append("stubborn")
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([]),
         middleware=[Timeout(seconds=SHORT), InvokeModelStage.wrap(stubborn)],
     )
@@ -270,7 +280,9 @@ async def test_an_event_produced_after_the_deadline_is_not_forwarded() -> None:
     assert not_cancelling()
 
 
-async def test_a_consumer_closing_the_call_closes_the_inner_chain_at_once() -> None:
+async def test_a_consumer_closing_the_call_closes_the_inner_chain_at_once(
+    make_agent: AgentFactory,
+) -> None:
     closed: list[str] = []
 
     async def inner(
@@ -296,7 +308,7 @@ async def test_a_consumer_closing_the_call_closes_the_inner_chain_at_once() -> N
             {"latencyMs": 0},
         )
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([]),
         middleware=[
             InvokeModelStage.wrap(abandons),
@@ -308,7 +320,9 @@ async def test_a_consumer_closing_the_call_closes_the_inner_chain_at_once() -> N
     assert closed == ["inner", "after closing: ['inner']"]
 
 
-async def test_retry_outside_timeout_retries_each_timed_out_attempt() -> None:
+async def test_retry_outside_timeout_retries_each_timed_out_attempt(
+    make_agent: AgentFactory,
+) -> None:
     attempts: list[int] = []
 
     async def hangs_once(
@@ -323,7 +337,7 @@ async def test_retry_outside_timeout_retries_each_timed_out_attempt() -> None:
     async def no_sleep(delay: float) -> None:
         return None
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([text_turn("second time lucky")]),
         middleware=[
             Retry(on=TimeoutError, sleep=no_sleep),
@@ -338,7 +352,7 @@ async def test_retry_outside_timeout_retries_each_timed_out_attempt() -> None:
 # ---- control flow --------------------------------------------------------------------------
 
 
-async def test_an_outer_cancellation_stays_a_cancellation() -> None:
+async def test_an_outer_cancellation_stays_a_cancellation(make_agent: AgentFactory) -> None:
     started = asyncio.Event()
 
     async def waits(
@@ -348,7 +362,7 @@ async def test_an_outer_cancellation_stays_a_cancellation() -> None:
         await forever()
         yield TypedEvent()  # pragma: no cover
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([]), middleware=[Timeout(seconds=3600), InvokeModelStage.wrap(waits)]
     )
     task = asyncio.create_task(agent.invoke_async("hi"))
@@ -358,7 +372,9 @@ async def test_an_outer_cancellation_stays_a_cancellation() -> None:
         await task
 
 
-async def test_an_outer_cancellation_arriving_with_the_deadline_wins_from_python_3_11() -> None:
+async def test_an_outer_cancellation_arriving_with_the_deadline_wins_from_python_3_11(
+    make_agent: AgentFactory,
+) -> None:
     # Python 3.10 has no cancellation count, so two cancellations landing in one event-loop step
     # cannot be told apart there and the deadline's wins (as the module documents).
     expected: type[BaseException] = (
@@ -377,7 +393,7 @@ async def test_an_outer_cancellation_arriving_with_the_deadline_wins_from_python
             raise
         yield TypedEvent()  # pragma: no cover
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([]),
         middleware=[Timeout(seconds=SHORT), InvokeModelStage.wrap(cancelled_meanwhile)],
     )
@@ -386,7 +402,7 @@ async def test_an_outer_cancellation_arriving_with_the_deadline_wins_from_python
         await task
 
 
-async def test_an_interrupt_passes_through_untouched() -> None:
+async def test_an_interrupt_passes_through_untouched(make_agent: AgentFactory) -> None:
     async def gate(
         context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
@@ -394,7 +410,7 @@ async def test_an_interrupt_passes_through_untouched() -> None:
         async for event in next_fn(context):  # pragma: no cover - paused
             yield event
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([tool_turn("echo", {"text": "x"}, tool_use_id="t1")]),
         tools=[echo],
         middleware=[Timeout(ExecuteToolStage, seconds=SHORT), ExecuteToolStage.wrap(gate)],
@@ -430,7 +446,9 @@ async def test_an_interrupt_event_settles_the_call_like_a_result() -> None:
 # ---- tool calls ----------------------------------------------------------------------------
 
 
-async def test_a_hung_tool_call_answers_with_an_error_result_and_the_run_goes_on() -> None:
+async def test_a_hung_tool_call_answers_with_an_error_result_and_the_run_goes_on(
+    make_agent: AgentFactory,
+) -> None:
     @tool
     async def stuck() -> str:
         """Never returns."""
@@ -448,7 +466,7 @@ async def test_a_hung_tool_call_answers_with_an_error_result_and_the_run_goes_on
                 results.append(event)
             yield event
 
-    agent = Agent(
+    agent = make_agent(
         model=model,
         tools=[stuck],
         middleware=[ExecuteToolStage.wrap(watch), Timeout(ExecuteToolStage, seconds=SHORT)],
@@ -467,7 +485,7 @@ async def test_a_hung_tool_call_answers_with_an_error_result_and_the_run_goes_on
     assert not_cancelling()
 
 
-async def test_concurrent_tool_calls_each_get_their_own_deadline() -> None:
+async def test_concurrent_tool_calls_each_get_their_own_deadline(make_agent: AgentFactory) -> None:
     @tool
     async def slow() -> str:
         """Never returns."""
@@ -486,7 +504,7 @@ async def test_concurrent_tool_calls_each_get_their_own_deadline() -> None:
             text_turn("done"),
         ]
     )
-    agent = Agent(
+    agent = make_agent(
         model=model, tools=[slow, echo], middleware=[Timeout(ExecuteToolStage, seconds=SHORT)]
     )
     await agent.invoke_async("go")
@@ -527,14 +545,16 @@ async def test_the_tool_message_shows_whole_seconds_without_decimals() -> None:
     }
 
 
-async def test_a_tool_error_result_in_time_is_passed_on_unchanged() -> None:
+async def test_a_tool_error_result_in_time_is_passed_on_unchanged(make_agent: AgentFactory) -> None:
     @tool
     def broken() -> str:
         """Raises."""
         raise ValueError("nope")
 
     model = ScriptedModel([tool_turn("broken", {}, tool_use_id="t1"), text_turn("ok")])
-    agent = Agent(model=model, tools=[broken], middleware=[Timeout(ExecuteToolStage, seconds=5)])
+    agent = make_agent(
+        model=model, tools=[broken], middleware=[Timeout(ExecuteToolStage, seconds=5)]
+    )
     await agent.invoke_async("go")
     result = agent.messages[2]["content"][0]["toolResult"]
     assert result["content"] == [{"text": "Error: nope"}]

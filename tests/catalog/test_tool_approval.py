@@ -25,6 +25,8 @@ from strands_middleware.interrupts import execute_tool_interrupt_id
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
+from ..bridges.hosts import AgentFactory
+
 ran: list[tuple[str, str]] = []
 
 
@@ -56,15 +58,15 @@ def respond(result: AgentResult, *answers: Any) -> list[dict[str, Any]]:
     ]
 
 
-def make_agent(*turns: Message, **options: Any) -> Agent:
-    return Agent(
+def approval_agent(make_agent: AgentFactory, *turns: Message, **options: Any) -> Any:
+    return make_agent(
         model=ScriptedModel(list(turns)),
         tools=[delete_file, read_file],
         middleware=[ToolApproval(**options)],
     )
 
 
-def tool_results(agent: Agent) -> list[dict[str, Any]]:
+def tool_results(agent: Any) -> list[dict[str, Any]]:
     """The tool results of the agent's history, in order."""
     return [
         dict(block["toolResult"])
@@ -87,8 +89,10 @@ def two_calls() -> Message:
 # ---- pausing ------------------------------------------------------------------------------------
 
 
-def test_the_first_call_pauses_before_the_tool_runs_with_the_call_as_reason() -> None:
-    agent = make_agent(tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"))
+def test_the_first_call_pauses_before_the_tool_runs_with_the_call_as_reason(
+    make_agent: AgentFactory,
+) -> None:
+    agent = approval_agent(make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"))
     result = agent("clean up")
     assert result.stop_reason == "interrupt"
     [interrupt] = result.interrupts
@@ -98,8 +102,10 @@ def test_the_first_call_pauses_before_the_tool_runs_with_the_call_as_reason() ->
     assert ran == []
 
 
-def test_two_calls_in_one_turn_get_two_interrupts_and_separate_decisions() -> None:
-    agent = make_agent(two_calls(), text_turn("done"))
+def test_two_calls_in_one_turn_get_two_interrupts_and_separate_decisions(
+    make_agent: AgentFactory,
+) -> None:
+    agent = approval_agent(make_agent, two_calls(), text_turn("done"))
     paused = agent("clean up")
     assert [i.id for i in paused.interrupts] == [
         execute_tool_interrupt_id("t1", "approve-tool-call"),
@@ -121,8 +127,12 @@ def test_two_calls_in_one_turn_get_two_interrupts_and_separate_decisions() -> No
 @pytest.mark.parametrize(
     "answer", ["approve", True, {"decision": "approve"}, " Approve ", {"decision": "APPROVE"}]
 )
-def test_approve_runs_the_tool_without_asking_the_model_again(answer: Any) -> None:
-    agent = make_agent(tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok"))
+def test_approve_runs_the_tool_without_asking_the_model_again(
+    make_agent: AgentFactory, answer: Any
+) -> None:
+    agent = approval_agent(
+        make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")
+    )
     paused = agent("clean up")
     result = agent(respond(paused, answer))
     assert result.stop_reason == "end_turn"
@@ -145,8 +155,12 @@ def test_approve_runs_the_tool_without_asking_the_model_again(answer: Any) -> No
         ),
     ],
 )
-def test_deny_is_an_error_result_the_model_reads(answer: Any, text: str) -> None:
-    agent = make_agent(tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok"))
+def test_deny_is_an_error_result_the_model_reads(
+    make_agent: AgentFactory, answer: Any, text: str
+) -> None:
+    agent = approval_agent(
+        make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")
+    )
     agent(respond(agent("clean up"), answer))
     assert ran == []
     [result] = tool_results(agent)
@@ -157,8 +171,12 @@ def test_deny_is_an_error_result_the_model_reads(answer: Any, text: str) -> None
     assert sent["toolResult"]["content"] == [{"text": text}]
 
 
-def test_edit_runs_the_tool_with_the_new_input_and_keeps_the_models_request() -> None:
-    agent = make_agent(tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok"))
+def test_edit_runs_the_tool_with_the_new_input_and_keeps_the_models_request(
+    make_agent: AgentFactory,
+) -> None:
+    agent = approval_agent(
+        make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")
+    )
     paused = agent("clean up")
     agent(respond(paused, {"decision": "edit", "input": {"path": "/tmp/a"}}))
     assert ran == [("delete_file", "/tmp/a")]
@@ -182,9 +200,11 @@ def test_edit_runs_the_tool_with_the_new_input_and_keeps_the_models_request() ->
     ],
 )
 def test_any_other_answer_fails_closed_and_says_what_is_accepted(
-    answer: Any, problem: str, caplog: pytest.LogCaptureFixture
+    make_agent: AgentFactory, answer: Any, problem: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    agent = make_agent(tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok"))
+    agent = approval_agent(
+        make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")
+    )
     with caplog.at_level(logging.WARNING, logger="strands_middleware"):
         agent(respond(agent("clean up"), answer))
     assert ran == []
@@ -197,8 +217,10 @@ def test_any_other_answer_fails_closed_and_says_what_is_accepted(
     assert "ToolApproval: tool call 't1' (delete_file) not run" in caplog.text
 
 
-def test_a_long_answer_is_shortened_in_the_error_result() -> None:
-    agent = make_agent(tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok"))
+def test_a_long_answer_is_shortened_in_the_error_result(make_agent: AgentFactory) -> None:
+    agent = approval_agent(
+        make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")
+    )
     agent(respond(agent("clean up"), "x" * 1000))
     text = tool_results(agent)[0]["content"][0]["text"]
     assert "'" + "x" * 199 + "... is not an approval decision." in text  # repr, cut at 200
@@ -207,8 +229,9 @@ def test_a_long_answer_is_shortened_in_the_error_result() -> None:
 # ---- lifetime and persistence -------------------------------------------------------------------
 
 
-def test_a_new_cycle_asks_again_even_for_the_same_tool_use_id() -> None:
-    agent = make_agent(
+def test_a_new_cycle_asks_again_even_for_the_same_tool_use_id(make_agent: AgentFactory) -> None:
+    agent = approval_agent(
+        make_agent,
         tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"),
         text_turn("done"),
         tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"),
@@ -220,8 +243,9 @@ def test_a_new_cycle_asks_again_even_for_the_same_tool_use_id() -> None:
     assert ran == [("delete_file", "/a")]
 
 
-def test_a_later_turn_in_the_same_invocation_asks_again() -> None:
-    agent = make_agent(
+def test_a_later_turn_in_the_same_invocation_asks_again(make_agent: AgentFactory) -> None:
+    agent = approval_agent(
+        make_agent,
         tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"),
         tool_turn("delete_file", {"path": "/b"}, tool_use_id="t2"),
         text_turn("done"),
@@ -237,7 +261,7 @@ def test_a_later_turn_in_the_same_invocation_asks_again() -> None:
 
 
 def test_a_paused_run_resumes_from_json_in_another_process() -> None:
-    agent = make_agent(tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"))
+    agent = approval_agent(Agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"))
     paused = agent("clean up")
     saved = json.dumps({"messages": agent.messages, "state": agent.interrupt_state.to_dict()})
 
@@ -259,8 +283,9 @@ def test_a_paused_run_resumes_from_json_in_another_process() -> None:
 # ---- what is gated ------------------------------------------------------------------------------
 
 
-def test_tool_names_gate_only_those_tools() -> None:
-    agent = make_agent(
+def test_tool_names_gate_only_those_tools(make_agent: AgentFactory) -> None:
+    agent = approval_agent(
+        make_agent,
         tool_turn("read_file", {"path": "/a"}, tool_use_id="t1"),
         tool_turn("delete_file", {"path": "/a"}, tool_use_id="t2"),
         tools=["delete_file"],
@@ -272,11 +297,12 @@ def test_tool_names_gate_only_those_tools() -> None:
     ]
 
 
-def test_a_predicate_chooses_the_calls_to_hold() -> None:
+def test_a_predicate_chooses_the_calls_to_hold(make_agent: AgentFactory) -> None:
     def outside_tmp(context: ExecuteToolContext) -> bool:
         return not str(context.tool_use["input"].get("path", "")).startswith("/tmp/")
 
-    agent = make_agent(
+    agent = approval_agent(
+        make_agent,
         tool_turn("delete_file", {"path": "/tmp/x"}, tool_use_id="t1"),
         tool_turn("delete_file", {"path": "/etc/x"}, tool_use_id="t2"),
         tools=outside_tmp,
@@ -286,16 +312,19 @@ def test_a_predicate_chooses_the_calls_to_hold() -> None:
     assert paused.interrupts[0].reason["input"] == {"path": "/etc/x"}
 
 
-def test_a_call_to_a_tool_the_agent_does_not_have_is_gated_too() -> None:
-    agent = make_agent(tool_turn("format_disk", {}, tool_use_id="t1"), text_turn("ok"))
+def test_a_call_to_a_tool_the_agent_does_not_have_is_gated_too(make_agent: AgentFactory) -> None:
+    agent = approval_agent(
+        make_agent, tool_turn("format_disk", {}, tool_use_id="t1"), text_turn("ok")
+    )
     paused = agent("go")
     assert paused.stop_reason == "interrupt"
     agent(respond(paused, "approve"))
     assert tool_results(agent)[0]["content"] == [{"text": "Unknown tool: format_disk"}]
 
 
-def test_a_name_function_gives_each_tool_its_own_stable_name() -> None:
-    agent = make_agent(
+def test_a_name_function_gives_each_tool_its_own_stable_name(make_agent: AgentFactory) -> None:
+    agent = approval_agent(
+        make_agent,
         tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"),
         text_turn("ok"),
         name=lambda context: f"approve-{context.tool_use['name']}",
@@ -310,8 +339,11 @@ def test_a_name_function_gives_each_tool_its_own_stable_name() -> None:
     assert ran == [("delete_file", "/a")]
 
 
-def test_a_name_function_returning_no_string_is_an_error_the_model_reads() -> None:
-    agent = make_agent(
+def test_a_name_function_returning_no_string_is_an_error_the_model_reads(
+    make_agent: AgentFactory,
+) -> None:
+    agent = approval_agent(
+        make_agent,
         tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"),
         text_turn("ok"),
         name=lambda context: 5,

@@ -23,6 +23,8 @@ from strands_middleware.content import ToolUse
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
+from ..bridges.hosts import AgentFactory
+
 real_calls: list[str] = []
 
 
@@ -58,10 +60,10 @@ def test_a_fixture_answers_instead_of_the_real_tool() -> None:
     assert real_calls == []
 
 
-def test_a_tool_the_agent_does_not_have_can_be_mocked() -> None:
+def test_a_tool_the_agent_does_not_have_can_be_mocked(make_agent: AgentFactory) -> None:
     mock = ToolMock({"search": ["result 1", "result 2"]})
     model = ScriptedModel([tool_turn("search", {"q": "agents"}, tool_use_id="s1"), text_turn("ok")])
-    agent = Agent(model=model, middleware=[mock])
+    agent = make_agent(model=model, middleware=[mock])
     agent("look it up")
     assert agent.messages[2]["content"][0]["toolResult"] == {
         "toolUseId": "s1",
@@ -164,23 +166,23 @@ def test_a_fixture_function_that_raises_is_an_error_result_the_hooks_see() -> No
     assert agent.messages[2]["content"][0]["toolResult"]["content"] == [{"text": "Error: bad city"}]
 
 
-def test_tools_without_a_fixture_run_for_real_by_default() -> None:
+def test_tools_without_a_fixture_run_for_real_by_default(make_agent: AgentFactory) -> None:
     mock = ToolMock({"search": "mocked"})
     model = ScriptedModel(
         [tool_turn("weather", {"city": "Oslo"}, tool_use_id="t1"), text_turn("ok")]
     )
-    agent = Agent(model=model, tools=[weather], middleware=[mock])
+    agent = make_agent(model=model, tools=[weather], middleware=[mock])
     agent("go")
     assert real_calls == ["Oslo"]
     assert mock.calls == []  # only answered calls are recorded
 
 
-def test_without_passthrough_an_unplanned_call_is_an_error_result() -> None:
+def test_without_passthrough_an_unplanned_call_is_an_error_result(make_agent: AgentFactory) -> None:
     mock = ToolMock({"search": "mocked", "news": "mocked"}, passthrough_unknown=False)
     model = ScriptedModel(
         [tool_turn("weather", {"city": "Oslo"}, tool_use_id="t1"), text_turn("ok")]
     )
-    agent = Agent(model=model, tools=[weather], middleware=[mock])
+    agent = make_agent(model=model, tools=[weather], middleware=[mock])
     agent("go")
     assert real_calls == []
     assert agent.messages[2]["content"][0]["toolResult"] == {
@@ -195,18 +197,18 @@ def test_without_passthrough_an_unplanned_call_is_an_error_result() -> None:
     }
 
 
-def test_an_empty_mock_without_passthrough_refuses_every_call() -> None:
+def test_an_empty_mock_without_passthrough_refuses_every_call(make_agent: AgentFactory) -> None:
     mock = ToolMock({}, passthrough_unknown=False)
     model = ScriptedModel(
         [tool_turn("weather", {"city": "Oslo"}, tool_use_id="t1"), text_turn("ok")]
     )
-    agent = Agent(model=model, tools=[weather], middleware=[mock])
+    agent = make_agent(model=model, tools=[weather], middleware=[mock])
     agent("go")
     text = agent.messages[2]["content"][0]["toolResult"]["content"][0]["text"]
     assert text.endswith("tools with fixtures: none")
 
 
-def test_calls_are_recorded_in_order_as_copies() -> None:
+def test_calls_are_recorded_in_order_as_copies(make_agent: AgentFactory) -> None:
     mock = ToolMock({"weather": "sunny"})
     model = ScriptedModel(
         [
@@ -215,7 +217,7 @@ def test_calls_are_recorded_in_order_as_copies() -> None:
             text_turn("ok"),
         ]
     )
-    agent = Agent(model=model, middleware=[mock])
+    agent = make_agent(model=model, middleware=[mock])
     agent("go")
     assert [(c["toolUseId"], c["input"]["city"]) for c in mock.calls] == [
         ("t1", "Oslo"),
@@ -226,11 +228,11 @@ def test_calls_are_recorded_in_order_as_copies() -> None:
     assert mock.calls[0] is not tool_use
 
 
-def test_an_interrupt_raised_by_a_fixture_function_pauses_the_run() -> None:
+def test_an_interrupt_raised_by_a_fixture_function_pauses_the_run(make_agent: AgentFactory) -> None:
     def ask(tool_use: ToolUse) -> str:
         raise InterruptException(Interrupt(id="v1:tool_call:t1:ask", name="ask"))
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([tool_turn("weather", {"city": "Oslo"}, tool_use_id="t1")]),
         middleware=[ToolMock({"weather": ask})],
     )

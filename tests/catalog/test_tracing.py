@@ -34,6 +34,8 @@ from strands_middleware.host.model_call import invoke_model_terminal
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
+from ..bridges.hosts import AGENTS, AgentFactory
+
 USAGE: Usage = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
 
 
@@ -102,12 +104,15 @@ def tool_context(name: str = "echo") -> ExecuteToolContext:
 
 
 def test_a_tool_round_gives_one_span_per_model_call_and_tool_call(
-    tracer: trace.Tracer, exporter: InMemorySpanExporter, otel_errors: None
+    make_agent: AgentFactory,
+    tracer: trace.Tracer,
+    exporter: InMemorySpanExporter,
+    otel_errors: None,
 ) -> None:
     model = ScriptedModel(
         [tool_turn("add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("3")], usage=USAGE
     )
-    agent = Agent(model=model, tools=[add], middleware=[Tracing(tracer=tracer)])
+    agent = make_agent(model=model, tools=[add], middleware=[Tracing(tracer=tracer)])
     assert str(agent("1 + 2?")) == "3"
     first, tool_span, second = spans(exporter)
     assert [first.name, tool_span.name, second.name] == [
@@ -142,13 +147,13 @@ def test_a_tool_round_gives_one_span_per_model_call_and_tool_call(
 
 
 def test_a_model_that_names_its_model_id_is_recorded(
-    tracer: trace.Tracer, exporter: InMemorySpanExporter
+    make_agent: AgentFactory, tracer: trace.Tracer, exporter: InMemorySpanExporter
 ) -> None:
     class NamedModel(ScriptedModel):
         def get_config(self) -> dict[str, Any]:
             return {"model_id": "claude-x", "temperature": 0}
 
-    agent = Agent(model=NamedModel([text_turn("hi")]), middleware=[Tracing(tracer=tracer)])
+    agent = make_agent(model=NamedModel([text_turn("hi")]), middleware=[Tracing(tracer=tracer)])
     agent("hi")
     [span] = spans(exporter)
     assert attributes(span)["gen_ai.request.model"] == "claude-x"
@@ -156,13 +161,13 @@ def test_a_model_that_names_its_model_id_is_recorded(
 
 
 def test_a_model_whose_config_fails_is_still_traced_and_called(
-    tracer: trace.Tracer, exporter: InMemorySpanExporter
+    make_agent: AgentFactory, tracer: trace.Tracer, exporter: InMemorySpanExporter
 ) -> None:
     class BrokenConfig(ScriptedModel):
         def get_config(self) -> dict[str, Any]:
             raise RuntimeError("no config")
 
-    agent = Agent(model=BrokenConfig([text_turn("hi")]), middleware=[Tracing(tracer=tracer)])
+    agent = make_agent(model=BrokenConfig([text_turn("hi")]), middleware=[Tracing(tracer=tracer)])
     assert str(agent("hi")) == "hi"
     [span] = spans(exporter)
     assert "gen_ai.request.model" not in attributes(span)
@@ -173,10 +178,10 @@ def test_a_model_whose_config_fails_is_still_traced_and_called(
 
 
 def test_a_failing_model_call_is_an_error_span_and_the_error_propagates(
-    tracer: trace.Tracer, exporter: InMemorySpanExporter
+    make_agent: AgentFactory, tracer: trace.Tracer, exporter: InMemorySpanExporter
 ) -> None:
     failure = ConnectionError("provider down")
-    agent = Agent(model=ScriptedModel([failure]), middleware=[Tracing(tracer=tracer)])
+    agent = make_agent(model=ScriptedModel([failure]), middleware=[Tracing(tracer=tracer)])
     with pytest.raises(ConnectionError) as caught:
         agent("hi")
     assert caught.value is failure
@@ -191,10 +196,10 @@ def test_a_failing_model_call_is_an_error_span_and_the_error_propagates(
 
 
 def test_a_tool_error_result_is_an_error_span_with_the_tools_exception(
-    tracer: trace.Tracer, exporter: InMemorySpanExporter
+    make_agent: AgentFactory, tracer: trace.Tracer, exporter: InMemorySpanExporter
 ) -> None:
     model = ScriptedModel([tool_turn("divide", {"a": 1, "b": 0}, tool_use_id="t1"), text_turn("x")])
-    agent = Agent(model=model, tools=[divide], middleware=[Tracing(tracer=tracer)])
+    agent = make_agent(model=model, tools=[divide], middleware=[Tracing(tracer=tracer)])
     agent("1 / 0?")
     tool_span = spans(exporter)[1]
     assert tool_span.status.status_code is StatusCode.ERROR
@@ -216,6 +221,20 @@ def test_an_error_result_without_an_exception_is_a_tool_error(
     assert tool_span.status.description == "Unknown tool: missing"
     assert attributes(tool_span)["error.type"] == "tool_error"
     assert tool_span.events == ()
+
+
+def test_strands_answers_an_unknown_tool_with_an_exception_that_the_span_records(
+    tracer: trace.Tracer, exporter: InMemorySpanExporter
+) -> None:
+    """Where the reference agent's unknown-tool result has no exception, strands' has one."""
+    model = ScriptedModel([tool_turn("missing", {}, tool_use_id="t1"), text_turn("x")])
+    agent = AGENTS["strands"](model=model, middleware=[Tracing(tracer=tracer)])
+    agent("go")
+    tool_span = spans(exporter)[1]
+    assert tool_span.status.status_code is StatusCode.ERROR
+    assert tool_span.status.description == "Unknown tool: missing"
+    assert attributes(tool_span)["error.type"] == "Exception"
+    assert [event.name for event in tool_span.events] == ["exception"]
 
 
 async def test_a_long_error_description_is_cut(
@@ -252,10 +271,13 @@ def respond(result: AgentResult) -> list[dict[str, Any]]:
 
 
 def test_a_pause_for_a_human_is_marked_and_is_not_an_error(
-    tracer: trace.Tracer, exporter: InMemorySpanExporter, otel_errors: None
+    make_agent: AgentFactory,
+    tracer: trace.Tracer,
+    exporter: InMemorySpanExporter,
+    otel_errors: None,
 ) -> None:
     model = ScriptedModel([tool_turn("add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("3")])
-    agent = Agent(model=model, tools=[add], middleware=[Tracing(tracer=tracer), gate])
+    agent = make_agent(model=model, tools=[add], middleware=[Tracing(tracer=tracer), gate])
     paused = agent("1 + 2?")
     [interrupt] = paused.interrupts
     tool_span = spans(exporter)[1]
@@ -290,7 +312,10 @@ async def test_a_tools_own_interrupt_event_is_marked_too(
 
 
 async def test_a_cancelled_call_ends_its_span(
-    tracer: trace.Tracer, exporter: InMemorySpanExporter, otel_errors: None
+    make_agent: AgentFactory,
+    tracer: trace.Tracer,
+    exporter: InMemorySpanExporter,
+    otel_errors: None,
 ) -> None:
     started = asyncio.Event()
 
@@ -301,7 +326,7 @@ async def test_a_cancelled_call_ends_its_span(
         await asyncio.sleep(3600)
         yield TypedEvent()  # pragma: no cover
 
-    agent = Agent(
+    agent = make_agent(
         model=ScriptedModel([]), middleware=[Tracing(tracer=tracer), InvokeModelStage.wrap(hang)]
     )
     task = asyncio.create_task(agent.invoke_async("hi"))
@@ -362,7 +387,10 @@ async def test_the_span_is_current_inside_the_call_and_never_between_events(
 
 
 def test_spans_opened_by_a_tool_are_children_and_an_outer_span_is_the_parent(
-    tracer: trace.Tracer, exporter: InMemorySpanExporter, otel_errors: None
+    make_agent: AgentFactory,
+    tracer: trace.Tracer,
+    exporter: InMemorySpanExporter,
+    otel_errors: None,
 ) -> None:
     @tool
     def traced_add(a: int, b: int) -> int:
@@ -373,7 +401,7 @@ def test_spans_opened_by_a_tool_are_children_and_an_outer_span_is_the_parent(
     model = ScriptedModel(
         [tool_turn("traced_add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("3")]
     )
-    agent = Agent(model=model, tools=[traced_add], middleware=[Tracing(tracer=tracer)])
+    agent = make_agent(model=model, tools=[traced_add], middleware=[Tracing(tracer=tracer)])
 
     async def run() -> None:
         with tracer.start_as_current_span("request"):

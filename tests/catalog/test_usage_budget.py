@@ -23,6 +23,8 @@ from strands_middleware.content import Usage
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
+from ..bridges.hosts import AgentFactory, host_agent
+
 EACH: Usage = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
 """What every scripted model call here reports."""
 
@@ -97,23 +99,29 @@ def test_the_run_stops_before_the_model_call_after_the_budget_was_crossed() -> N
     assert caught.value.scope == "invocation"
 
 
-def test_reaching_the_budget_exactly_exhausts_it() -> None:
+def test_reaching_the_budget_exactly_exhausts_it(make_agent: AgentFactory) -> None:
     scripted = tool_loop(3)
-    agent = Agent(model=scripted, tools=[echo], middleware=[UsageBudget(max_total_tokens=30)])
+    agent = make_agent(model=scripted, tools=[echo], middleware=[UsageBudget(max_total_tokens=30)])
     with pytest.raises(UsageBudgetExceeded, match="spent 30 total tokens of a budget of 30"):
         agent("go")
     assert len(scripted.requests) == 2
 
 
-def test_a_budget_reached_by_the_final_answer_ends_the_run_normally() -> None:
-    agent = Agent(model=model(text_turn("done")), middleware=[UsageBudget(max_total_tokens=10)])
+def test_a_budget_reached_by_the_final_answer_ends_the_run_normally(
+    make_agent: AgentFactory,
+) -> None:
+    agent = make_agent(
+        model=model(text_turn("done")), middleware=[UsageBudget(max_total_tokens=10)]
+    )
     assert str(agent("go")) == "done"
 
 
-def test_with_agent_scope_the_next_invocation_stops_at_its_first_model_call() -> None:
+def test_with_agent_scope_the_next_invocation_stops_at_its_first_model_call(
+    make_agent: AgentFactory,
+) -> None:
     budget = UsageBudget(max_output_tokens=10, scope="agent")
     scripted = model(text_turn("one"), text_turn("two"), text_turn("never"))
-    agent = Agent(model=scripted, middleware=[budget])
+    agent = make_agent(model=scripted, middleware=[budget])
     agent("1")
     agent("2")
     with pytest.raises(
@@ -124,21 +132,21 @@ def test_with_agent_scope_the_next_invocation_stops_at_its_first_model_call() ->
     assert len(scripted.requests) == 2
 
 
-def test_invocation_scope_gives_each_invocation_its_own_budget() -> None:
+def test_invocation_scope_gives_each_invocation_its_own_budget(make_agent: AgentFactory) -> None:
     budget = UsageBudget(max_total_tokens=15)
-    agent = Agent(model=model(text_turn("a"), text_turn("b")), middleware=[budget])
+    agent = make_agent(model=model(text_turn("a"), text_turn("b")), middleware=[budget])
     assert [str(agent("1")), str(agent("2"))] == ["a", "b"]
-    assert budget.spent(agent) == EACH
+    assert budget.spent(host_agent(agent)) == EACH
 
 
-def test_agents_never_share_spending() -> None:
+def test_agents_never_share_spending(make_agent: AgentFactory) -> None:
     budget = UsageBudget(max_total_tokens=15, scope="agent")
     for name in ("first", "second"):
-        assert str(Agent(model=model(text_turn(name)), middleware=[budget])("hi")) == name
+        assert str(make_agent(model=model(text_turn(name)), middleware=[budget])("hi")) == name
 
 
-def test_every_exhausted_budget_is_named_and_only_those() -> None:
-    agent = Agent(
+def test_every_exhausted_budget_is_named_and_only_those(make_agent: AgentFactory) -> None:
+    agent = make_agent(
         model=tool_loop(3),
         tools=[echo],
         middleware=[UsageBudget(max_total_tokens=1000, max_input_tokens=20, max_output_tokens=10)],
@@ -156,13 +164,23 @@ def test_every_exhausted_budget_is_named_and_only_those() -> None:
 # ---- what is counted -----------------------------------------------------------------------
 
 
-def test_spent_reports_the_current_scope_and_zeros_before_any_call() -> None:
+def test_spent_reports_the_current_scope_and_zeros_before_any_call(
+    make_agent: AgentFactory,
+) -> None:
     budget = UsageBudget(max_total_tokens=1000, scope="agent")
-    agent = Agent(model=model(text_turn("a"), text_turn("b")), middleware=[budget])
-    assert budget.spent(agent) == {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+    agent = make_agent(model=model(text_turn("a"), text_turn("b")), middleware=[budget])
+    assert budget.spent(host_agent(agent)) == {
+        "inputTokens": 0,
+        "outputTokens": 0,
+        "totalTokens": 0,
+    }
     agent("1")
     agent("2")
-    assert budget.spent(agent) == {"inputTokens": 20, "outputTokens": 10, "totalTokens": 30}
+    assert budget.spent(host_agent(agent)) == {
+        "inputTokens": 20,
+        "outputTokens": 10,
+        "totalTokens": 30,
+    }
 
 
 async def test_a_result_without_total_tokens_counts_input_plus_output() -> None:
@@ -185,15 +203,21 @@ async def test_malformed_counts_are_read_as_zero() -> None:
     assert budget.spent(agent) == {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
 
 
-def test_a_call_that_failed_before_its_result_adds_nothing() -> None:
+def test_a_call_that_failed_before_its_result_adds_nothing(make_agent: AgentFactory) -> None:
     budget = UsageBudget(max_total_tokens=100)
-    agent = Agent(model=model(ConnectionError("throttled")), middleware=[budget])
+    agent = make_agent(model=model(ConnectionError("throttled")), middleware=[budget])
     with pytest.raises(ConnectionError):
         agent("hi")
-    assert budget.spent(agent) == {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+    assert budget.spent(host_agent(agent)) == {
+        "inputTokens": 0,
+        "outputTokens": 0,
+        "totalTokens": 0,
+    }
 
 
-def test_a_result_that_arrived_counts_even_if_the_call_failed_afterwards() -> None:
+def test_a_result_that_arrived_counts_even_if_the_call_failed_afterwards(
+    make_agent: AgentFactory,
+) -> None:
     async def fails_late(
         context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
@@ -202,12 +226,12 @@ def test_a_result_that_arrived_counts_even_if_the_call_failed_afterwards() -> No
         raise ConnectionError("dropped")
 
     budget = UsageBudget(max_total_tokens=100)
-    agent = Agent(
+    agent = make_agent(
         model=model(text_turn("x")), middleware=[budget, InvokeModelStage.wrap(fails_late)]
     )
     with pytest.raises(ConnectionError):
         agent("hi")
-    assert budget.spent(agent) == EACH
+    assert budget.spent(host_agent(agent)) == EACH
 
 
 async def test_only_the_last_result_of_a_call_counts() -> None:
@@ -232,25 +256,31 @@ async def test_only_the_last_result_of_a_call_counts() -> None:
     assert budget.spent(agent) == {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}
 
 
-def test_a_cache_registered_before_the_budget_makes_hits_free() -> None:
+def test_a_cache_registered_before_the_budget_makes_hits_free(make_agent: AgentFactory) -> None:
     cache, budget = Cache(), UsageBudget(max_total_tokens=1000, scope="agent")
     scripted = model(text_turn("Paris."))
-    agent = Agent(model=scripted, middleware=[cache, budget])
+    agent = make_agent(model=scripted, middleware=[cache, budget])
     agent("Capital of France?")
     agent.messages.clear()
     agent("Capital of France?")
     assert cache.hits == 1
-    assert budget.spent(agent) == EACH
+    assert budget.spent(host_agent(agent)) == EACH
 
 
-def test_a_cache_registered_after_the_budget_counts_what_hits_replay() -> None:
+def test_a_cache_registered_after_the_budget_counts_what_hits_replay(
+    make_agent: AgentFactory,
+) -> None:
     cache, budget = Cache(), UsageBudget(max_total_tokens=1000, scope="agent")
-    agent = Agent(model=model(text_turn("Paris.")), middleware=[budget, cache])
+    agent = make_agent(model=model(text_turn("Paris.")), middleware=[budget, cache])
     agent("Capital of France?")
     agent.messages.clear()
     agent("Capital of France?")
     assert cache.hits == 1
-    assert budget.spent(agent) == {"inputTokens": 20, "outputTokens": 10, "totalTokens": 30}
+    assert budget.spent(host_agent(agent)) == {
+        "inputTokens": 20,
+        "outputTokens": 10,
+        "totalTokens": 30,
+    }
 
 
 # ---- configuration -------------------------------------------------------------------------

@@ -24,6 +24,8 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
         'release with Agent.add_middleware): pip install "strands-middleware[strands]"'
     ) from error
 
+from ._tools import StrandsTool
 from .bridge import StrandsBridge
+from .translate import HostEvent
 
-__all__ = ["StrandsBridge"]
+__all__ = ["HostEvent", "StrandsBridge", "StrandsTool"]

@@ -4,8 +4,13 @@ The bridge registers, through strands' public ``Agent.add_middleware``, one stra
 per stage that has handlers here (none for a stage without any, so an unused stage costs
 nothing). That handler builds this library's context from strands', runs this library's chain,
 and uses strands' own ``next_fn`` as the chain's terminal: strands still does the model calls,
-tool calls, hooks, sessions and interrupts it always does. `translate` converts events and
-interrupts at the boundary, both ways.
+tool calls, hooks, sessions and interrupts it always does.
+
+At the boundary (`translate`, `_converse`, `_tools`) handlers see only this library's types and
+Converse data; what they leave unchanged goes back as strands' own objects, what they change
+goes back with every field they set. Interrupts are asked through the strands context's own
+``interrupt()``, so strands resolves and registers them as its own, for background tool calls
+too.
 
 Divergence by design (strands-agents 1.62): strands appends an AgentStreamStage pass's input
 inside its terminal, not before the chain, so on this host a short-circuiting agent-stream
@@ -17,26 +22,91 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from strands.interrupt import InterruptException as HostInterruptException
 from strands.middleware import ExecuteToolStage as HostExecuteToolStage
 from strands.middleware import InvokeModelStage as HostInvokeModelStage
-from strands.middleware._agent_stream import AgentStreamStage as HostAgentStreamStage
 
 from ...engine.stage import MiddlewareStage
-from ...events import EventLoopStopEvent, TypedEvent
+from ...events import ModelMessageEvent, ModelStopReason, TypedEvent
 from ...exceptions import InterruptException, ReplacedMessagesError
 from ...host.mixin import MiddlewareHostMixin
 from ...host.tool_call import copy_tool_use, run_tool_stage
+from ...interrupts import MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...stages.agent_stream import AgentStreamContext, AgentStreamStage
 from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
-from .translate import HostInterrupts, from_host_interrupt, inbound, outbound, to_host_interrupt
+from . import _seams as seams
+from ._converse import (
+    MESSAGE_KEYS,
+    TOOL_SPEC_KEYS,
+    converse_items,
+    converse_system_prompt,
+    host_items,
+    host_system_prompt,
+)
+from ._tools import tool_in, tool_out
+from .translate import (
+    INBOUND,
+    MODEL_OUTBOUND,
+    OUTBOUND,
+    Crossing,
+    Translate,
+    interrupt_exception_in,
+    interrupt_exception_out,
+    translator,
+)
 
 __all__ = ["StrandsBridge"]
 
 _HostNext = Callable[[Any], AsyncIterator[Any]]
+
+
+def _ask(host_context: Any, name: str, reason: Any, response: Any) -> MiddlewareInterruptResult:
+    """A handler's ``interrupt()``, answered by the strands context's own ``interrupt()``."""
+    try:
+        answer = host_context.interrupt(name, reason=reason, response=response)
+    except HostInterruptException as error:
+        raise interrupt_exception_in(error) from None
+    return MiddlewareInterruptResult(answer.response)
+
+
+@dataclass
+class _ToolCallContext(ExecuteToolContext):
+    """The tool-call context on strands: ``interrupt()`` is strands' own (see `_ask`)."""
+
+    _host: Any = field(default=None, repr=False)
+
+    def interrupt(
+        self, name: str, *, reason: Any = None, response: Any = None
+    ) -> MiddlewareInterruptResult:
+        host = self._host
+        if self.tool_use is not host.tool_use:  # the id is scoped to the call being asked about
+            host = host.replace(tool_use=self.tool_use)
+        # strands answers, the ledger records: gates fail closed here as on every host.
+        interrupt_id = execute_tool_interrupt_id(self.tool_use["toolUseId"], name)
+        return self._ledger.resolve(
+            {},
+            interrupt_id,
+            name,
+            reason,
+            response,
+            answer=lambda: _ask(host, name, reason, response),
+        )
+
+
+@dataclass
+class _PassContext(AgentStreamContext):
+    """The agent-pass context on strands: ``interrupt()`` is strands' own (see `_ask`)."""
+
+    _host: Any = field(default=None, repr=False)
+
+    def interrupt(
+        self, name: str, *, reason: Any = None, response: Any = None
+    ) -> MiddlewareInterruptResult:
+        return _ask(self._host, name, reason, response)
 
 
 class StrandsBridge(MiddlewareHostMixin):
@@ -81,17 +151,120 @@ class StrandsBridge(MiddlewareHostMixin):
         for stage, host_stage, layer in (
             (InvokeModelStage, HostInvokeModelStage, self._model_layer),
             (ExecuteToolStage, HostExecuteToolStage, self._tool_layer),
-            (AgentStreamStage, HostAgentStreamStage, self._pass_layer),
+            (AgentStreamStage, seams.AgentStreamStage, self._pass_layer),
         ):
             if stage in self._installed or not registry.has_handlers(stage):
                 continue
             self.agent.add_middleware(host_stage, layer)
             self._installed.add(stage)
 
+    # The layers are the strands Wrap handlers. Each returns the generator of `_run` rather than
+    # being a generator itself, which saves a generator hop on every event: strands only
+    # iterates and closes what its handler returns.
+
+    def _model_layer(self, host_context: Any, host_next: _HostNext) -> AsyncGenerator[Any, None]:
+        host_messages = host_context.messages
+        host_specs = host_context.tool_specs
+        host_prompt = host_context.system_prompt
+        messages = converse_items(host_messages, MESSAGE_KEYS)
+        tool_specs = converse_items(host_specs, TOOL_SPEC_KEYS)
+        # What the lists held when handed out: a handler may change them in place.
+        shown_messages = tuple(messages)
+        shown_specs = tuple(tool_specs)
+        system_prompt = converse_system_prompt(host_prompt)
+        context = InvokeModelContext(
+            agent=host_context.agent,
+            messages=messages,
+            system_prompt=system_prompt,
+            tool_specs=tool_specs,
+            tool_choice=host_context.tool_choice,
+            invocation_state=host_context.invocation_state,
+            model=host_context.model,
+        )
+        crossing = Crossing(host_context.agent, host_context.invocation_state)
+
+        def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+            replaced = host_context.replace(
+                messages=host_items(
+                    ours.messages, messages, shown_messages, host_messages, MESSAGE_KEYS
+                ),
+                system_prompt=host_system_prompt(ours.system_prompt, system_prompt, host_prompt),
+                tool_specs=host_items(
+                    ours.tool_specs, tool_specs, shown_specs, host_specs, TOOL_SPEC_KEYS
+                ),
+                tool_choice=ours.tool_choice,
+                invocation_state=ours.invocation_state,
+                model=ours.model,
+            )
+            return _model_events_in(host_next(replaced), crossing)
+
+        return self._run(InvokeModelStage, context, terminal, crossing, MODEL_OUTBOUND)
+
+    def _tool_layer(self, host_context: Any, host_next: _HostNext) -> AsyncGenerator[Any, None]:
+        tool = tool_in(host_context.tool)
+        context = _ToolCallContext(
+            agent=host_context.agent,
+            tool=tool,
+            tool_use=copy_tool_use(host_context.tool_use),
+            invocation_state=host_context.invocation_state,
+            cancel_signal=host_context.cancel_signal,
+            _host=host_context,
+        )
+        crossing = Crossing(host_context.agent, host_context.invocation_state)
+
+        def terminal(ours: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+            # cancel_signal is executor-owned: strands keeps its own, whatever the context says.
+            # The handlers saw a copy of the call; one they left as it was goes back as strands'
+            # own dict.
+            tool_use = ours.tool_use
+            if tool_use == host_context.tool_use:
+                tool_use = host_context.tool_use
+            replaced = host_context.replace(
+                tool=tool_out(ours.tool, tool),
+                tool_use=tool_use,
+                invocation_state=ours.invocation_state,
+            )
+            return _events_in(host_next(replaced), crossing)
+
+        return self._run(ExecuteToolStage, context, terminal, crossing, OUTBOUND)
+
+    def _pass_layer(self, host_context: Any, host_next: _HostNext) -> AsyncGenerator[Any, None]:
+        host_messages = host_context.messages
+        messages = converse_items(host_messages, MESSAGE_KEYS)
+        context = _PassContext(
+            agent=host_context.agent,
+            messages=messages,
+            invocation_state=host_context.invocation_state,
+            _host=host_context,
+        )
+        crossing = Crossing(host_context.agent, host_context.invocation_state)
+        crossing.begin_pass()
+
+        def terminal(ours: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
+            if ours.messages is not messages:
+                raise ReplacedMessagesError
+            if messages is not host_messages:
+                # The input is appended by strands' terminal: edits made to the views (a
+                # message's content replaced, say) belong in the dicts it appends.
+                for mine, host in zip(messages, host_messages, strict=True):
+                    if mine is not host:
+                        host.update(mine)
+            replaced = host_context
+            if ours.invocation_state is not host_context.invocation_state:
+                replaced = dataclasses.replace(host_context, invocation_state=ours.invocation_state)
+            return _events_in(host_next(replaced), crossing)
+
+        return self._run(AgentStreamStage, context, terminal, crossing, OUTBOUND)
+
     async def _run(
-        self, stage: MiddlewareStage[Any, Any, Any], context: Any, terminal: Any
+        self,
+        stage: MiddlewareStage[Any, Any, Any],
+        context: Any,
+        terminal: Any,
+        crossing: Crossing,
+        table: dict[type, Translate],
     ) -> AsyncGenerator[Any, None]:
-        last_loop_stop: Any = None
+        """Run this library's chain; hand each event back to strands as strands' own."""
         registry = self.middleware_registry
         stream = (
             run_tool_stage(registry, context, terminal)  # the tool-call rules every host keeps
@@ -100,93 +273,43 @@ class StrandsBridge(MiddlewareHostMixin):
         )
         try:
             async for event in stream:
-                host = outbound(event, last_loop_stop)
-                if isinstance(event, EventLoopStopEvent):
-                    last_loop_stop = host
-                yield host
+                back = table.get(event.__class__) or translator(table, event.__class__)
+                host = back(event, crossing)
+                if host is not None:
+                    yield host
         except InterruptException as error:
-            raise to_host_interrupt(error) from error
+            raise interrupt_exception_out(error) from error
         finally:
             await stream.aclose()
 
-    async def _model_layer(
-        self, host_context: Any, host_next: _HostNext
-    ) -> AsyncGenerator[Any, None]:
-        context = InvokeModelContext(
-            agent=host_context.agent,
-            messages=host_context.messages,
-            system_prompt=host_context.system_prompt,
-            tool_specs=host_context.tool_specs,
-            tool_choice=host_context.tool_choice,
-            invocation_state=host_context.invocation_state,
-            model=host_context.model,
-        )
 
-        def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
-            replaced = host_context.replace(
-                messages=ours.messages,
-                system_prompt=ours.system_prompt,
-                tool_specs=ours.tool_specs,
-                tool_choice=ours.tool_choice,
-                invocation_state=ours.invocation_state,
-                model=ours.model,
-            )
-            return _translated(host_next(replaced))
-
-        async for event in self._run(InvokeModelStage, context, terminal):
-            yield event
-
-    async def _tool_layer(
-        self, host_context: Any, host_next: _HostNext
-    ) -> AsyncGenerator[Any, None]:
-        context = ExecuteToolContext(
-            agent=host_context.agent,
-            tool=host_context.tool,
-            tool_use=copy_tool_use(host_context.tool_use),
-            invocation_state=host_context.invocation_state,
-            cancel_signal=host_context.cancel_signal,
-            _interrupts=HostInterrupts(host_context._interrupt_state.interrupts),
-        )
-
-        def terminal(ours: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
-            # cancel_signal is executor-owned: strands keeps its own, whatever the context says.
-            replaced = host_context.replace(
-                tool=ours.tool, tool_use=ours.tool_use, invocation_state=ours.invocation_state
-            )
-            return _translated(host_next(replaced))
-
-        async for event in self._run(ExecuteToolStage, context, terminal):
-            yield event
-
-    async def _pass_layer(
-        self, host_context: Any, host_next: _HostNext
-    ) -> AsyncGenerator[Any, None]:
-        messages = host_context.messages
-        context = AgentStreamContext(
-            agent=host_context.agent,
-            messages=messages,
-            invocation_state=host_context.invocation_state,
-            _interrupts=HostInterrupts(host_context._interrupts),
-        )
-
-        def terminal(ours: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
-            if ours.messages is not messages:
-                raise ReplacedMessagesError
-            replaced = dataclasses.replace(host_context, invocation_state=ours.invocation_state)
-            return _translated(host_next(replaced))
-
-        async for event in self._run(AgentStreamStage, context, terminal):
-            yield event
-
-
-async def _translated(stream: AsyncIterator[Any]) -> AsyncGenerator[TypedEvent, None]:
+async def _events_in(stream: Any, crossing: Crossing) -> AsyncGenerator[TypedEvent, None]:
     """The strands terminal's events as this library's, its interrupts as ours."""
     try:
         async for event in stream:
-            yield inbound(event)
+            translate = INBOUND.get(event.__class__) or translator(INBOUND, event.__class__)
+            yield translate(event, crossing)
     except HostInterruptException as error:
-        raise from_host_interrupt(error) from error
+        raise interrupt_exception_in(error) from error
     finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await stream.aclose()
+
+
+async def _model_events_in(stream: Any, crossing: Crossing) -> AsyncGenerator[TypedEvent, None]:
+    """`_events_in` for a model call: the finished message is announced before the result.
+
+    The reference agent's model stage streams a `ModelMessageEvent` just before its
+    `ModelStopReason`; strands announces the message after the stage instead, so the bridge
+    adds it here for handlers (and `MODEL_OUTBOUND` keeps it from reaching strands twice).
+    """
+    try:
+        async for event in stream:
+            translate = INBOUND.get(event.__class__) or translator(INBOUND, event.__class__)
+            ours = translate(event, crossing)
+            if isinstance(ours, ModelStopReason):
+                yield ModelMessageEvent(ours.message)
+            yield ours
+    except HostInterruptException as error:
+        raise interrupt_exception_in(error) from error
+    finally:
+        await stream.aclose()

@@ -1,47 +1,86 @@
-"""Boundary translation between strands-agents' types and this library's.
+"""Boundary translation between strands-agents' stream events and this library's.
 
-Handlers only ever see this library's types, and what their annotations claim is what they get
-at run time. Events coming out of the strands terminal are translated on the way in: the result
-events become this library's `ModelStopReason`, `ToolResultEvent` and `EventLoopStopEvent`, a
-strands ``ToolInterruptEvent`` becomes ours, and every other event is carried as a `HostEvent`
-(a `TypedEvent` holding the same items). On the way out each is turned back into the host event
-it came from, or, if a handler built it, into a new host event with the same meaning. Interrupts
-cross the same way in both directions, so strands registers and resumes them as its own.
+Every strands event with a counterpart here reaches handlers as that typed event, with the same
+fields as on the reference agent: raw chunks (`ModelStreamEvent`), text, tool-use and reasoning
+deltas, the model message, the model call's `ModelStopReason`, tool progress, the tool result,
+a tool's interrupt and the pass's `EventLoopStopEvent`. An event with no counterpart (strands'
+lifecycle events, citations, tool cancellation, ...) is a `HostEvent` holding strands' items.
+
+Each event is translated once, into an instance of a private subclass of the public class that
+remembers the strands event it came from (``isinstance`` holds; the payload values are shared,
+not copied). On the way out, an event the handler passed on unchanged goes back as that very
+strands object; one it changed or built becomes a new strands event carrying every field it
+set. "Unchanged" is decided by identity of the payload values, so an in-place edit of a nested
+value (a message's blocks, a usage dict) is carried back by the shared object itself, and
+reassigning a key is seen as a change.
+
+Messages inside events are Converse views (see `_converse`). The pass's stop event maps its
+usage and latency to the figures strands' ``AgentResult`` carries (`Crossing`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any, cast
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from strands.interrupt import Interrupt as HostInterrupt
 from strands.interrupt import InterruptException as HostInterruptException
-from strands.telemetry.metrics import EventLoopMetrics
-from strands.types import _events as host_events
-from strands.types import events as host_public_events
+from strands.telemetry import EventLoopMetrics
+from strands.types import events as host_events
 
 from ...events import (
     EventLoopStopEvent,
+    ModelMessageEvent,
     ModelStopReason,
+    ModelStreamEvent,
+    ReasoningDeltaEvent,
+    TextDeltaEvent,
     ToolInterruptEvent,
     ToolResultEvent,
+    ToolStreamEvent,
+    ToolUseDeltaEvent,
     TypedEvent,
 )
 from ...exceptions import InterruptException
 from ...interrupts import Interrupt
+from . import _seams as seams
+from ._converse import MESSAGE_KEYS, host_item, view
 
 __all__ = [
+    "INBOUND",
+    "MODEL_OUTBOUND",
+    "OUTBOUND",
+    "Crossing",
     "HostEvent",
-    "HostInterrupts",
     "inbound",
+    "interrupt_exception_in",
+    "interrupt_exception_out",
     "interrupt_in",
     "interrupt_out",
     "outbound",
+    "translator",
 ]
+
+Translate = Callable[[Any, "Crossing"], Any]
+"""One direction of one event class: ``(event, crossing) -> translated`` (``None``: drop it)."""
+
+_USAGE_KEYS = (
+    "inputTokens",
+    "outputTokens",
+    "totalTokens",
+    "cacheReadInputTokens",
+    "cacheWriteInputTokens",
+)
 
 
 class HostEvent(TypedEvent):
-    """A strands stream event with no counterpart here, carried through handlers unchanged."""
+    """A strands stream event with no counterpart in this library, carried through handlers.
+
+    Its items are strands' own, exactly as strands streams them; `host` is the strands event.
+    Passed on unchanged it goes back to strands as that very object; changed in place, as a copy
+    of it holding the new items.
+    """
 
     __slots__ = ("host",)
 
@@ -50,23 +89,12 @@ class HostEvent(TypedEvent):
         self.host = host
 
 
-class _HostModelStop(ModelStopReason):
-    __slots__ = ("host",)
+# --------------------------------------------------------------------------------------------
+# Interrupts
+# --------------------------------------------------------------------------------------------
 
 
-class _HostToolResult(ToolResultEvent):
-    __slots__ = ("backgrounded", "host")
-
-
-class _HostLoopStop(EventLoopStopEvent):
-    __slots__ = ("host",)
-
-
-class _HostToolInterrupt(ToolInterruptEvent):
-    __slots__ = ("host",)
-
-
-def interrupt_in(interrupt: HostInterrupt) -> Interrupt:
+def interrupt_in(interrupt: Any) -> Interrupt:
     """A strands interrupt as this library's."""
     return Interrupt(
         id=interrupt.id, name=interrupt.name, reason=interrupt.reason, response=interrupt.response
@@ -80,121 +108,603 @@ def interrupt_out(interrupt: Interrupt) -> HostInterrupt:
     )
 
 
-class HostInterrupts(Mapping[str, Interrupt]):
-    """A read-only view of strands' interrupts that hands out this library's `Interrupt`.
-
-    It reads through to the live strands dict (or snapshot), so a context resolves against the
-    answers strands holds at the moment ``interrupt()`` is called.
-    """
-
-    __slots__ = ("_source",)
-
-    def __init__(self, source: Mapping[str, HostInterrupt]) -> None:
-        self._source = source
-
-    def __getitem__(self, key: str) -> Interrupt:
-        return interrupt_in(self._source[key])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._source)
-
-    def __len__(self) -> int:
-        return len(self._source)
+def _interrupts_out(ours: Any, hosts: Any) -> Any:
+    """strands' own list when ``ours`` still says what ``hosts`` said, else new interrupts."""
+    if ours is None:
+        return None
+    if (
+        hosts is not None
+        and len(ours) == len(hosts)
+        and all(interrupt_in(host) == mine for mine, host in zip(ours, hosts, strict=True))
+    ):
+        return hosts
+    return [interrupt_out(interrupt) for interrupt in ours]
 
 
-def _usage_of(metrics: Any) -> Any:
-    usage: Any = getattr(metrics, "accumulated_usage", None)
-    if isinstance(usage, Mapping):
-        return dict(cast("Mapping[str, Any]", usage))
-    return {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+def interrupt_exception_in(error: HostInterruptException) -> InterruptException:
+    """A strands interrupt exception as the one handlers see."""
+    return InterruptException(interrupt_in(error.interrupt))
 
 
-def _latency_of(metrics: Any) -> Any:
-    accumulated: Any = getattr(metrics, "accumulated_metrics", None)
-    if isinstance(accumulated, Mapping):
-        return dict(cast("Mapping[str, Any]", accumulated))
-    return {"latencyMs": 0}
-
-
-def inbound(event: object) -> TypedEvent:
-    """Translate one event coming out of the strands terminal."""
-    host: Any = event
-    translated: Any
-    if isinstance(event, host_public_events.ModelStopReason):
-        translated = _HostModelStop(*host["stop"])
-    elif isinstance(event, host_public_events.ToolResultEvent):
-        translated = _HostToolResult(host.tool_result, exception=host.exception)
-        translated.backgrounded = host.backgrounded
-    elif isinstance(event, host_events.EventLoopStopEvent):
-        stop_reason, message, metrics, _state, interrupts, _structured, _checkpoint = host["stop"]
-        translated = _HostLoopStop(
-            stop_reason,
-            message,
-            _usage_of(metrics),
-            _latency_of(metrics),
-            interrupts=None if interrupts is None else [interrupt_in(i) for i in interrupts],
-        )
-    elif isinstance(event, host_events.ToolInterruptEvent):
-        tool_use = host["tool_interrupt_event"]["tool_use"]
-        translated = _HostToolInterrupt(tool_use, [interrupt_in(i) for i in host.interrupts])
-    elif isinstance(event, Mapping):
-        return HostEvent(cast("Mapping[str, Any]", event))
-    else:
-        raise TypeError(f"strands yielded {type(event).__name__}, not an event")
-    translated.host = event
-    result: TypedEvent = translated
-    return result
-
-
-def outbound(event: TypedEvent, last_loop_stop: Any = None) -> Any:
-    """Translate one event a handler yields back into what strands expects.
-
-    An event that came from strands and was passed on unchanged goes back as the very object;
-    one a handler changed or built becomes a new host event with the same meaning.
-    ``last_loop_stop`` supplies the host-only fields (metrics, request state) for an
-    `EventLoopStopEvent` a handler built itself.
-    """
-    host: Any = getattr(event, "host", None)
-    if host is not None and dict(event) == dict(host):
-        return host
-    ours: Any = event
-    if isinstance(event, ModelStopReason):
-        return host_public_events.ModelStopReason(
-            ours.stop_reason, ours.message, ours.usage, ours.metrics
-        )
-    if isinstance(event, ToolResultEvent):
-        return host_public_events.ToolResultEvent(
-            ours.tool_result,
-            ours.exception,
-            backgrounded=bool(getattr(event, "backgrounded", False)),
-        )
-    if isinstance(event, EventLoopStopEvent):
-        metrics: Any = EventLoopMetrics()
-        request_state: Any = {}
-        structured: Any = None
-        if last_loop_stop is not None:
-            _reason, _message, metrics, request_state, _i, structured, _c = last_loop_stop["stop"]
-        interrupts: Any = ours.interrupts
-        return host_events.EventLoopStopEvent(
-            ours.stop_reason,
-            ours.message,
-            metrics,
-            request_state,
-            None if interrupts is None else [interrupt_out(i) for i in interrupts],
-            structured,
-        )
-    if isinstance(event, ToolInterruptEvent):
-        return host_events.ToolInterruptEvent(
-            ours.tool_use, [interrupt_out(i) for i in ours.interrupts]
-        )
-    return host_public_events.TypedEvent(dict(event))
-
-
-def to_host_interrupt(error: InterruptException) -> HostInterruptException:
+def interrupt_exception_out(error: InterruptException) -> HostInterruptException:
     """Our interrupt exception as the one strands registers."""
     return HostInterruptException(interrupt_out(error.interrupt))
 
 
-def from_host_interrupt(error: HostInterruptException) -> InterruptException:
-    """A strands interrupt exception as the one handlers see."""
-    return InterruptException(interrupt_in(error.interrupt))
+# --------------------------------------------------------------------------------------------
+# The state of one stage invocation
+# --------------------------------------------------------------------------------------------
+
+
+def _usage_sum(base: Mapping[str, Any], change: Mapping[str, Any], sign: int = 1) -> Any:
+    keys = [key for key in _USAGE_KEYS if key in base or key in change]
+    return {key: base.get(key, 0) + sign * change.get(key, 0) for key in keys}
+
+
+class Crossing:
+    """What one stage invocation's translations share.
+
+    * The Converse views of messages handed out in events, so a handler-built event that carries
+      one returns strands' own message (`host_message`).
+    * For the agent-stream stage, the pass's figures. strands' stop event carries the agent's
+      ``EventLoopMetrics``, whose totals run over every invocation of the agent; handlers see
+      what the pass itself consumed (as on the reference agent): the change of those totals
+      since the pass began. A stop event a handler returns with other figures goes back with
+      the totals (and this invocation's usage) moved by the difference, on a copy of the metrics,
+      so ``AgentResult`` and telemetry report what the handler returned.
+    """
+
+    __slots__ = (
+        "_latency_at_start",
+        "_metrics_in",
+        "_stop",
+        "_usage_at_start",
+        "_usage_in",
+        "_views",
+        "agent",
+        "invocation_state",
+    )
+
+    def __init__(self, agent: Any, invocation_state: Any) -> None:
+        self.agent = agent
+        self.invocation_state = invocation_state
+        self._views: dict[int, tuple[Any, Any]] = {}
+        self._usage_at_start: Any = {}
+        self._latency_at_start: Any = 0
+        self._stop: Any = None
+        self._usage_in: Any = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+        self._metrics_in: Any = {"latencyMs": 0}
+
+    def begin_pass(self) -> None:
+        """Take the agent's totals before the pass runs."""
+        metrics: Any = getattr(self.agent, "event_loop_metrics", None)
+        if metrics is not None:
+            self._usage_at_start = dict(metrics.accumulated_usage)
+            self._latency_at_start = metrics.accumulated_metrics.get("latencyMs", 0)
+
+    # -- messages ------------------------------------------------------------------------------
+
+    def message_view(self, message: Any) -> Any:
+        """A Converse view of a strands message, remembered for the way back."""
+        shown = view(message, MESSAGE_KEYS)
+        self._views[id(shown)] = (shown, message)
+        return shown
+
+    def host_message(self, message: Any) -> Any:
+        """What goes back to strands for a message a handler passes on."""
+        origin = self._views.get(id(message))
+        if origin is None or origin[0] is not message:
+            return message
+        return host_item(message, origin[1], MESSAGE_KEYS)
+
+    # -- the pass's figures --------------------------------------------------------------------
+
+    def stop_in(self, host: Any) -> tuple[Any, Any]:
+        """Remember the pass's stop event; return its usage and metrics as handlers see them."""
+        self._stop = host
+        metrics: Any = host["stop"][2]
+        usage = _usage_sum(metrics.accumulated_usage, self._usage_at_start, -1)
+        latency = {
+            "latencyMs": metrics.accumulated_metrics.get("latencyMs", 0) - self._latency_at_start
+        }
+        self._usage_in = usage
+        self._metrics_in = latency
+        return dict(usage), dict(latency)
+
+    def same_figures(self, usage: Any, metrics: Any) -> bool:
+        """Whether ``usage`` and ``metrics`` are still what handlers were shown."""
+        same: bool = usage == self._usage_in and metrics == self._metrics_in
+        return same
+
+    def stop_out(self, event: EventLoopStopEvent) -> Any:
+        """A strands stop event for one a handler changed or built."""
+        stop_reason, message, usage, metrics, interrupts = event["stop"]
+        base = self._stop
+        if base is not None:
+            _r, _m, figures, request_state, host_interrupts, structured, checkpoint = base["stop"]
+        else:
+            figures = getattr(self.agent, "event_loop_metrics", None)
+            request_state = self.invocation_state.get("request_state", {})
+            host_interrupts = structured = checkpoint = None
+        if figures is None or not self.same_figures(usage, metrics):
+            figures = self._figures(figures, usage, metrics)
+        return seams.EventLoopStopEvent(
+            stop_reason,
+            self.host_message(message),
+            figures,
+            request_state,
+            _interrupts_out(interrupts, host_interrupts),
+            structured,
+            checkpoint,
+        )
+
+    def _figures(self, figures: Any, usage: Any, metrics: Any) -> Any:
+        """A copy of ``figures`` moved by the difference between what handlers saw and return."""
+        if figures is None:
+            figures = EventLoopMetrics()
+        change = _usage_sum(usage, self._usage_in, -1)
+        moved = copy.copy(figures)
+        moved.accumulated_usage = _usage_sum(figures.accumulated_usage, change)
+        moved.accumulated_metrics = {
+            **figures.accumulated_metrics,
+            "latencyMs": figures.accumulated_metrics.get("latencyMs", 0)
+            + metrics.get("latencyMs", 0)
+            - self._metrics_in.get("latencyMs", 0),
+        }
+        if figures.agent_invocations:
+            invocation = copy.copy(figures.agent_invocations[-1])
+            invocation.usage = _usage_sum(invocation.usage, change)
+            moved.agent_invocations = [*figures.agent_invocations[:-1], invocation]
+        return moved
+
+
+# --------------------------------------------------------------------------------------------
+# strands events, as handlers see them
+# --------------------------------------------------------------------------------------------
+# Each class below is the public class plus the strands event it was made from. Instances are
+# filled in directly (``__new__`` and item assignment) rather than through the public
+# constructors: this runs for every streamed chunk, and it saves the constructors' calls.
+
+
+class _ChunkIn(ModelStreamEvent):
+    __slots__ = ("host",)
+    host: Any
+
+
+class _TextIn(TextDeltaEvent):
+    __slots__ = ("host",)
+    host: Any
+
+
+class _ToolUseDeltaIn(ToolUseDeltaEvent):
+    __slots__ = ("delta", "host")
+    delta: Any
+    host: Any
+
+
+class _ReasoningIn(ReasoningDeltaEvent):
+    __slots__ = ("delta", "host", "key", "part")
+    delta: Any
+    host: Any
+    key: Any
+    part: Any
+
+
+class _MessageIn(ModelMessageEvent):
+    __slots__ = ("host", "shown")
+    host: Any
+    shown: Any
+
+
+class _ModelStopIn(ModelStopReason):
+    __slots__ = ("host", "stop")
+    host: Any
+    stop: Any
+
+
+class _ToolStreamIn(ToolStreamEvent):
+    __slots__ = ("host",)
+    host: Any
+
+
+class _ToolResultIn(ToolResultEvent):
+    __slots__ = ("host",)
+    host: Any
+
+
+class _ToolInterruptIn(ToolInterruptEvent):
+    __slots__ = ("host", "payload")
+    host: Any
+    payload: Any
+
+
+class _LoopStopIn(EventLoopStopEvent):
+    __slots__ = ("host", "stop")
+    host: Any
+    stop: Any
+
+
+def _host_event_in(host: Any, crossing: Crossing) -> Any:
+    return HostEvent(host)
+
+
+def _chunk_in(host: Any, crossing: Crossing) -> Any:
+    event = _ChunkIn.__new__(_ChunkIn)
+    event["event"] = host["event"]
+    event.host = host
+    return event
+
+
+def _text_in(host: Any, crossing: Crossing) -> Any:
+    event = _TextIn.__new__(_TextIn)
+    event["data"] = host["data"]
+    event.host = host
+    return event
+
+
+def _tool_use_delta_in(host: Any, crossing: Crossing) -> Any:
+    current = host["current_tool_use"]
+    delta = {
+        "toolUseId": current.get("toolUseId", ""),
+        "name": current.get("name", ""),
+        "input": host["delta"]["toolUse"].get("input", ""),
+    }
+    event = _ToolUseDeltaIn.__new__(_ToolUseDeltaIn)
+    event["tool_use_delta"] = delta
+    event.host = host
+    event.delta = delta
+    return event
+
+
+def _reasoning_in(key: str, part: str) -> Translate:
+    def reasoning_in(host: Any, crossing: Crossing) -> Any:
+        delta = {part: host[key]}
+        event = _ReasoningIn.__new__(_ReasoningIn)
+        event["reasoning"] = True
+        event["reasoning_delta"] = delta
+        event.host = host
+        event.delta = delta
+        event.key = key
+        event.part = part
+        return event
+
+    return reasoning_in
+
+
+def _message_in(host: Any, crossing: Crossing) -> Any:
+    shown = crossing.message_view(host["message"])
+    event = _MessageIn.__new__(_MessageIn)
+    event["message"] = shown
+    event.host = host
+    event.shown = shown
+    return event
+
+
+def _model_stop_in(host: Any, crossing: Crossing) -> Any:
+    stop_reason, message, usage, metrics = host["stop"]
+    stop = (stop_reason, crossing.message_view(message), usage, metrics)
+    event = _ModelStopIn.__new__(_ModelStopIn)
+    event["stop"] = stop
+    event.host = host
+    event.stop = stop
+    return event
+
+
+def _tool_stream_in(host: Any, crossing: Crossing) -> Any:
+    event = _ToolStreamIn.__new__(_ToolStreamIn)
+    event["tool_stream_event"] = host["tool_stream_event"]
+    event.host = host
+    return event
+
+
+def _tool_result_in(host: Any, crossing: Crossing) -> Any:
+    event = _ToolResultIn(host.tool_result, host.exception)
+    event.host = host
+    return event
+
+
+def _tool_interrupt_in(host: Any, crossing: Crossing) -> Any:
+    payload = host["tool_interrupt_event"]
+    event = _ToolInterruptIn(payload["tool_use"], [interrupt_in(i) for i in payload["interrupts"]])
+    event.host = host
+    event.payload = event["tool_interrupt_event"]
+    return event
+
+
+def _loop_stop_in(host: Any, crossing: Crossing) -> Any:
+    stop_reason, message, _figures, _state, interrupts, _structured, _checkpoint = host["stop"]
+    usage, metrics = crossing.stop_in(host)
+    ours = None if interrupts is None else [interrupt_in(i) for i in interrupts]
+    stop = (stop_reason, crossing.message_view(message), usage, metrics, ours)
+    event = _LoopStopIn.__new__(_LoopStopIn)
+    event["stop"] = stop
+    event.host = host
+    event.stop = stop
+    return event
+
+
+INBOUND: dict[type, Translate] = {
+    host_events.TypedEvent: _host_event_in,
+    seams.ModelStreamChunkEvent: _chunk_in,
+    seams.TextStreamEvent: _text_in,
+    seams.ToolUseStreamEvent: _tool_use_delta_in,
+    seams.ReasoningTextStreamEvent: _reasoning_in("reasoningText", "text"),
+    seams.ReasoningSignatureStreamEvent: _reasoning_in("reasoning_signature", "signature"),
+    seams.ReasoningRedactedContentStreamEvent: _reasoning_in(
+        "reasoningRedactedContent", "redactedContent"
+    ),
+    seams.ModelMessageEvent: _message_in,
+    host_events.ModelStopReason: _model_stop_in,
+    seams.ToolStreamEvent: _tool_stream_in,
+    host_events.ToolResultEvent: _tool_result_in,
+    seams.ToolInterruptEvent: _tool_interrupt_in,
+    seams.EventLoopStopEvent: _loop_stop_in,
+}
+"""strands event class -> its translation into this library's (by exact class; see `translator`)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Handlers' events, back to strands
+# --------------------------------------------------------------------------------------------
+
+
+def _typed_out(event: Any, crossing: Crossing) -> Any:
+    return host_events.TypedEvent(event)
+
+
+def _host_event_out(event: Any, crossing: Crossing) -> Any:
+    host = event.host
+    if event == host:
+        return host
+    changed = copy.copy(host)  # keeps strands' class (and what it holds besides the items)
+    changed.clear()
+    changed.update(event)
+    return changed
+
+
+def _chunk_out(event: Any, crossing: Crossing) -> Any:
+    return seams.ModelStreamChunkEvent(event["event"])
+
+
+def _chunk_in_out(event: Any, crossing: Crossing) -> Any:
+    host = event.host
+    if len(event) == 1 and event.get("event") is host["event"]:
+        return host
+    return _chunk_out(event, crossing)
+
+
+def _text_out(event: Any, crossing: Crossing) -> Any:
+    text = event["data"]
+    return seams.TextStreamEvent(delta={"text": text}, text=text)
+
+
+def _text_in_out(event: Any, crossing: Crossing) -> Any:
+    host = event.host
+    if len(event) == 1 and event.get("data") is host["data"]:
+        return host
+    return _text_out(event, crossing)
+
+
+def _tool_use_delta_out(event: Any, crossing: Crossing, current: Any = None) -> Any:
+    delta = event["tool_use_delta"]
+    fragment = delta["input"]
+    state: dict[str, Any] = {
+        **(current or {}),
+        "toolUseId": delta["toolUseId"],
+        "name": delta["name"],
+        "input": fragment,
+    }
+    return seams.ToolUseStreamEvent({"toolUse": {"input": fragment}}, state)
+
+
+def _tool_use_delta_in_out(event: Any, crossing: Crossing) -> Any:
+    host = event.host
+    delta = event.delta
+    current = host["current_tool_use"]
+    if (
+        len(event) == 1
+        and event.get("tool_use_delta") is delta
+        and len(delta) == 3
+        and delta.get("input") is host["delta"]["toolUse"].get("input", "")
+        and delta.get("toolUseId") is current.get("toolUseId", "")
+        and delta.get("name") is current.get("name", "")
+    ):
+        return host
+    return _tool_use_delta_out(event, crossing, current)
+
+
+def _reasoning_out(event: Any, crossing: Crossing) -> Any:
+    delta = event["reasoning_delta"]
+    content = dict(delta)
+    if "text" in delta:
+        return seams.ReasoningTextStreamEvent(
+            delta={"reasoningContent": content}, reasoning_text=delta["text"]
+        )
+    if "signature" in delta:
+        return seams.ReasoningSignatureStreamEvent(
+            delta={"reasoningContent": content}, reasoning_signature=delta["signature"]
+        )
+    return seams.ReasoningRedactedContentStreamEvent(
+        delta={"reasoningContent": content}, redacted_content=delta.get("redactedContent")
+    )
+
+
+def _reasoning_in_out(event: Any, crossing: Crossing) -> Any:
+    host = event.host
+    delta = event.delta
+    if (
+        len(event) == 2
+        and event.get("reasoning") is True
+        and event.get("reasoning_delta") is delta
+        and len(delta) == 1
+        and delta.get(event.part) is host[event.key]
+    ):
+        return host
+    return _reasoning_out(event, crossing)
+
+
+def _message_out(event: Any, crossing: Crossing) -> Any:
+    return seams.ModelMessageEvent(crossing.host_message(event["message"]))
+
+
+def _message_in_out(event: Any, crossing: Crossing) -> Any:
+    host = event.host
+    if len(event) == 1 and event.get("message") is event.shown:
+        back = crossing.host_message(event.shown)
+        if back is host["message"]:
+            return host
+        return seams.ModelMessageEvent(back)
+    return _message_out(event, crossing)
+
+
+def _drop(event: Any, crossing: Crossing) -> Any:
+    return None
+
+
+def _model_stop_out(event: Any, crossing: Crossing) -> Any:
+    stop_reason, message, usage, metrics = event["stop"]
+    return host_events.ModelStopReason(stop_reason, crossing.host_message(message), usage, metrics)
+
+
+def _model_stop_in_out(event: Any, crossing: Crossing) -> Any:
+    if len(event) == 1 and event.get("stop") is event.stop:
+        host = event.host
+        if crossing.host_message(event.stop[1]) is host["stop"][1]:
+            return host
+    return _model_stop_out(event, crossing)
+
+
+def _tool_stream_out(event: Any, crossing: Crossing) -> Any:
+    payload = event["tool_stream_event"]
+    return seams.ToolStreamEvent(payload["tool_use"], payload["data"])
+
+
+def _tool_stream_in_out(event: Any, crossing: Crossing) -> Any:
+    host = event.host
+    if len(event) == 1 and event.get("tool_stream_event") is host["tool_stream_event"]:
+        return host
+    changed = copy.copy(host)  # keeps strands' class (an agent-as-tool's stream event, say)
+    changed["tool_stream_event"] = event["tool_stream_event"]
+    return changed
+
+
+def _tool_result_out(event: Any, crossing: Crossing, backgrounded: bool = False) -> Any:
+    return host_events.ToolResultEvent(
+        event["tool_result"], event.exception, backgrounded=backgrounded
+    )
+
+
+def _tool_result_in_out(event: Any, crossing: Crossing) -> Any:
+    host = event.host
+    if (
+        len(event) == 1
+        and event.get("tool_result") is host.tool_result
+        and event.exception is host.exception
+    ):
+        return host
+    return _tool_result_out(event, crossing, host.backgrounded)
+
+
+def _tool_interrupt_out(event: Any, crossing: Crossing, hosts: Any = None) -> Any:
+    payload = event["tool_interrupt_event"]
+    return seams.ToolInterruptEvent(
+        payload["tool_use"], _interrupts_out(payload["interrupts"], hosts)
+    )
+
+
+def _tool_interrupt_in_out(event: Any, crossing: Crossing) -> Any:
+    host = event.host
+    payload = event.payload
+    hosts = host["tool_interrupt_event"]["interrupts"]
+    if (
+        len(event) == 1
+        and event.get("tool_interrupt_event") is payload
+        and len(payload) == 2
+        and payload.get("tool_use") is host["tool_interrupt_event"]["tool_use"]
+        and _interrupts_out(payload.get("interrupts"), hosts) is hosts
+    ):
+        return host
+    return _tool_interrupt_out(event, crossing, hosts)
+
+
+def _loop_stop_out(event: Any, crossing: Crossing) -> Any:
+    return crossing.stop_out(event)
+
+
+def _loop_stop_in_out(event: Any, crossing: Crossing) -> Any:
+    host = event.host
+    stop = event.stop
+    if len(event) == 1 and event.get("stop") is stop:
+        _reason, message, usage, metrics, interrupts = stop
+        host_stop = host["stop"]
+        if (
+            crossing.host_message(message) is host_stop[1]
+            and crossing.same_figures(usage, metrics)
+            and _interrupts_out(interrupts, host_stop[4]) is host_stop[4]
+        ):
+            return host
+    return crossing.stop_out(event)
+
+
+OUTBOUND: dict[type, Translate] = {
+    TypedEvent: _typed_out,
+    HostEvent: _host_event_out,
+    ModelStreamEvent: _chunk_out,
+    _ChunkIn: _chunk_in_out,
+    TextDeltaEvent: _text_out,
+    _TextIn: _text_in_out,
+    ToolUseDeltaEvent: _tool_use_delta_out,
+    _ToolUseDeltaIn: _tool_use_delta_in_out,
+    ReasoningDeltaEvent: _reasoning_out,
+    _ReasoningIn: _reasoning_in_out,
+    ModelMessageEvent: _message_out,
+    _MessageIn: _message_in_out,
+    ModelStopReason: _model_stop_out,
+    _ModelStopIn: _model_stop_in_out,
+    ToolStreamEvent: _tool_stream_out,
+    _ToolStreamIn: _tool_stream_in_out,
+    ToolResultEvent: _tool_result_out,
+    _ToolResultIn: _tool_result_in_out,
+    ToolInterruptEvent: _tool_interrupt_out,
+    _ToolInterruptIn: _tool_interrupt_in_out,
+    EventLoopStopEvent: _loop_stop_out,
+    _LoopStopIn: _loop_stop_in_out,
+}
+"""This library's event class -> its translation back to strands (see `translator`)."""
+
+MODEL_OUTBOUND: dict[type, Translate] = {
+    **OUTBOUND,
+    ModelMessageEvent: _drop,
+    _MessageIn: _drop,
+}
+"""`OUTBOUND` for the model stage. strands announces the message of the stage's result itself
+once the stage ends, so a `ModelMessageEvent` inside the stage (the one the bridge adds for
+parity with the reference agent, or one a handler yields) is not passed back a second time."""
+
+
+def translator(table: dict[type, Translate], cls: type) -> Translate:
+    """The translation of ``cls`` in ``table``: its own, or that of its nearest base class.
+
+    The answer is stored in ``table``, so a subclass is looked up once.
+    """
+    for base in cls.__mro__:
+        found = table.get(base)
+        if found is not None:
+            table[cls] = found
+            return found
+    raise TypeError(
+        f"the strands bridge cannot translate a {cls.__name__}: events on a strands.Agent must "
+        "be TypedEvent instances (this library's in handlers, strands' in the strands loop)"
+    )
+
+
+def inbound(event: Any, crossing: Crossing) -> Any:
+    """One strands event as handlers see it (the bridge inlines this on its hot path)."""
+    translate = INBOUND.get(event.__class__) or translator(INBOUND, event.__class__)
+    return translate(event, crossing)
+
+
+def outbound(event: Any, crossing: Crossing, table: dict[type, Translate] = OUTBOUND) -> Any:
+    """One handler event as strands gets it; ``None`` when it is not passed back."""
+    translate = table.get(event.__class__) or translator(table, event.__class__)
+    return translate(event, crossing)

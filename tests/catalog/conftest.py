@@ -1,0 +1,18 @@
+"""Catalog items run on both hosts: tests taking ``make_agent`` run once per host.
+
+``make_agent`` builds an agent with the reference agent's keywords: the reference agent itself,
+or a ``strands.Agent`` running the same middleware through the bridge (see
+``tests/bridges/hosts.py``). A test that needs what only the reference agent has (its hooks,
+its typed event stream, its interrupt state) builds ``Agent`` directly.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ..bridges.hosts import AGENTS, AgentFactory
+
+
+@pytest.fixture(params=sorted(AGENTS))
+def make_agent(request: pytest.FixtureRequest) -> AgentFactory:
+    return AGENTS[request.param]
