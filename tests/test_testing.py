@@ -1,13 +1,23 @@
-"""ScriptedModel and the turn builders: a model double that streams like a real provider."""
+"""The testing helpers: ScriptedModel and its turn builders, and the stage-context builders."""
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import AsyncIterable
 from typing import Any
 
 import pytest
 
+from strands_middleware import (
+    ExecuteToolContext,
+    ExecuteToolStage,
+    InterruptException,
+    InvokeModelContext,
+    InvokeModelStage,
+    MiddlewareRegistry,
+    ToolResultEvent,
+)
 from strands_middleware.content import (
     Message,
     Messages,
@@ -23,16 +33,22 @@ from strands_middleware.events import (
     ToolUseDeltaEvent,
     TypedEvent,
 )
+from strands_middleware.host import invoke_model_terminal, make_tool_terminal
 from strands_middleware.host.model_stream import process_model_stream
+from strands_middleware.interrupts import execute_tool_interrupt_id
 from strands_middleware.models import Model
 from strands_middleware.testing import (
+    TEST_TOOL_USE_ID,
     ModelRequest,
     ScriptedModel,
     ScriptExhaustedError,
+    model_context,
     scripted,
     text_turn,
+    tool_context,
     tool_turn,
 )
+from strands_middleware.tools import tool
 
 USER: Messages = [{"role": "user", "content": [{"text": "What is 1 + 2?"}]}]
 
@@ -371,3 +387,161 @@ async def test_the_exhaustion_message_shortens_a_huge_last_message() -> None:
 def test_a_scripted_model_is_a_model() -> None:
     model: Model = ScriptedModel([])
     assert callable(model.stream)
+
+
+# -- stage contexts -------------------------------------------------------------------------------
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def test_model_context_defaults_to_an_empty_request_and_a_model_with_no_turns() -> None:
+    context = model_context()
+
+    assert isinstance(context, InvokeModelContext)
+    assert context.agent is None
+    assert context.messages == []
+    assert context.system_prompt is None
+    assert context.tool_specs == []
+    assert context.tool_choice is None
+    assert context.invocation_state == {}
+    assert isinstance(context.model, ScriptedModel)
+    assert context.model.remaining == 0
+
+
+def test_model_context_copies_the_request_and_shares_state_and_model_as_a_host_does() -> None:
+    messages: Messages = [{"role": "user", "content": [{"text": "hi"}]}]
+    specs: list[ToolSpec] = [add.tool_spec]
+    state: dict[str, Any] = {"user": "ada"}
+    model = scripted(text_turn("hello"))
+
+    context = model_context(
+        messages=messages,
+        system_prompt="be brief",
+        tool_specs=specs,
+        tool_choice={"auto": {}},
+        invocation_state=state,
+        model=model,
+        agent="the agent",
+    )
+    context.messages[0]["content"].append({"text": "edited"})
+    context.tool_specs.clear()
+
+    assert messages == [{"role": "user", "content": [{"text": "hi"}]}]
+    assert specs == [add.tool_spec]
+    assert (context.system_prompt, context.tool_choice) == ("be brief", {"auto": {}})
+    assert context.invocation_state is state
+    assert context.model is model
+    assert context.agent == "the agent"
+
+
+async def test_a_model_context_runs_through_the_stage_against_its_scripted_model() -> None:
+    def concise(context: InvokeModelContext) -> InvokeModelContext:
+        return context.replace(system_prompt="Answer in one sentence.")
+
+    registry = MiddlewareRegistry()
+    registry.use(InvokeModelStage.input(concise))
+    model = scripted(text_turn("Paris."))
+
+    stop = await registry.run(
+        InvokeModelStage, model_context(model=model, messages=USER), invoke_model_terminal
+    )
+
+    assert stop.message == text_turn("Paris.")
+    assert model.requests[0].system_prompt == "Answer in one sentence."
+
+
+async def test_the_default_model_fails_the_test_when_the_code_under_test_calls_it() -> None:
+    with pytest.raises(ScriptExhaustedError):
+        await MiddlewareRegistry().run(InvokeModelStage, model_context(), invoke_model_terminal)
+
+
+def test_tool_context_defaults_to_an_unknown_tool_called_without_arguments() -> None:
+    context = tool_context()
+
+    assert isinstance(context, ExecuteToolContext)
+    assert context.agent is None
+    assert context.tool is None
+    assert context.tool_use == {"toolUseId": TEST_TOOL_USE_ID, "name": "tool", "input": {}}
+    assert context.invocation_state == {}
+    assert isinstance(context.cancel_signal, threading.Event)
+    assert not context.cancel_signal.is_set()
+
+
+def test_tool_context_builds_the_call_it_is_given() -> None:
+    arguments = {"a": 1, "b": 2}
+    state: dict[str, Any] = {}
+    signal = threading.Event()
+
+    context = tool_context(
+        "add",
+        arguments,
+        tool_use_id="t-7",
+        tool=add,
+        invocation_state=state,
+        cancel_signal=signal,
+        agent="the agent",
+    )
+    arguments["a"] = 100
+
+    assert context.tool_use == {"toolUseId": "t-7", "name": "add", "input": {"a": 1, "b": 2}}
+    assert context.tool is add
+    assert context.invocation_state is state
+    assert context.cancel_signal is signal
+    assert context.agent == "the agent"
+
+
+def test_tool_context_names_the_call_after_its_tool_unless_told_otherwise() -> None:
+    assert tool_context(tool=add).tool_use["name"] == "add"
+    assert tool_context("sum", tool=add).tool_use["name"] == "sum"
+
+
+def test_each_tool_context_gets_its_own_cancel_signal() -> None:
+    assert tool_context().cancel_signal is not tool_context().cancel_signal
+
+
+def test_interrupt_on_a_tool_context_raises_when_no_answer_was_supplied() -> None:
+    with pytest.raises(InterruptException) as raised:
+        tool_context("delete", tool_use_id="t-1").interrupt("approve", reason="rm -rf")
+
+    assert raised.value.interrupt.id == execute_tool_interrupt_id("t-1", "approve")
+    assert (raised.value.interrupt.name, raised.value.interrupt.reason) == ("approve", "rm -rf")
+
+
+def test_interrupt_on_a_tool_context_returns_the_supplied_answer_as_a_resume_would() -> None:
+    context = tool_context("delete", answers={"approve": {"ok": True}})
+
+    assert context.interrupt("approve").response == {"ok": True}
+    # The answer also wins over a preemptive response, as a human's does on a host.
+    assert context.interrupt("approve", response="policy").response == {"ok": True}
+    with pytest.raises(InterruptException):
+        context.interrupt("another decision")
+
+
+def test_an_answer_belongs_to_its_tool_call() -> None:
+    answered = tool_context("delete", tool_use_id="t-1", answers={"approve": "yes"})
+    resumed_elsewhere = answered.replace(tool_use={**answered.tool_use, "toolUseId": "t-2"})
+
+    with pytest.raises(InterruptException):
+        resumed_elsewhere.interrupt("approve")
+
+
+def test_a_none_answer_is_refused_with_what_to_do_instead() -> None:
+    with pytest.raises(ValueError, match="leave 'approve' out of answers"):
+        tool_context(answers={"approve": None})
+
+
+async def test_a_tool_context_runs_its_tool_through_the_stage() -> None:
+    context = tool_context(tool=add, input={"a": 2, "b": 3})
+
+    result = await MiddlewareRegistry().run(
+        ExecuteToolStage, context, make_tool_terminal(context.cancel_signal)
+    )
+
+    assert isinstance(result, ToolResultEvent)
+    assert result.tool_result["toolUseId"] == TEST_TOOL_USE_ID
+    assert result.tool_result["status"] == "success"
+    assert result.tool_result["content"] == [{"text": "5"}]

@@ -19,6 +19,7 @@ from strands_middleware import (
     ModelStopReason,
     ToolResultEvent,
     TypedEvent,
+    testing,
 )
 from strands_middleware.agent import Agent
 from strands_middleware.catalog.cache import Cache, MemoryStore
@@ -72,25 +73,16 @@ MODEL = ScriptedModel([])
 
 
 def model_context(model: object = MODEL, **changes: Any) -> InvokeModelContext:
-    context = InvokeModelContext(
-        agent=None,
+    context = testing.model_context(
         messages=[{"role": "user", "content": [{"text": "Capital of France?"}]}],
         system_prompt="Be brief.",
-        tool_specs=[],
-        tool_choice=None,
-        invocation_state={},
         model=model,  # type: ignore[arg-type]
     )
     return context.replace(**changes)
 
 
 def tool_context(name: str, tool_use_id: str, tool_input: Any) -> ExecuteToolContext:
-    return ExecuteToolContext(
-        agent=None,
-        tool=None,
-        tool_use={"toolUseId": tool_use_id, "name": name, "input": tool_input},
-        invocation_state={},
-    )
+    return testing.tool_context(name, tool_input, tool_use_id=tool_use_id)
 
 
 def answer(text: str) -> ModelStopReason:

@@ -25,7 +25,13 @@ from strands_middleware.catalog import CallLimit, CallLimitExceeded, ScopedState
 from strands_middleware.content import Message
 from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
-from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+from strands_middleware.testing import (
+    ScriptedModel,
+    model_context,
+    text_turn,
+    tool_context,
+    tool_turn,
+)
 from strands_middleware.tools import tool
 
 from ..bridges.hosts import AgentFactory
@@ -304,7 +310,7 @@ async def test_an_interrupt_event_uncounts_the_call() -> None:
     async def answers(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
         yield ToolResultEvent({"toolUseId": "t1", "status": "success", "content": []})
 
-    context = ExecuteToolContext(agent=agent, tool=None, tool_use=tool_use, invocation_state=state)
+    context = tool_context("ask", tool_use_id="t1", invocation_state=state, agent=agent)
     [halted] = [event async for event in registry.invoke(ExecuteToolStage, context, asks)]
     assert halted.is_interrupt
     [result] = [event async for event in registry.invoke(ExecuteToolStage, context, answers)]
@@ -330,16 +336,9 @@ async def test_an_invocation_is_recognised_by_its_invocation_state_dict() -> Non
         )
 
     def call(state: dict[str, Any]) -> Any:
-        context = InvokeModelContext(
-            agent=agent,
-            messages=[],
-            system_prompt=None,
-            tool_specs=[],
-            tool_choice=None,
-            invocation_state=state,
-            model=ScriptedModel([]),
+        return registry.run(
+            InvokeModelStage, model_context(invocation_state=state, agent=agent), answer
         )
-        return registry.run(InvokeModelStage, context, answer)
 
     await call(first)
     with pytest.raises(CallLimitExceeded):

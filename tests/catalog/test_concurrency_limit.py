@@ -22,7 +22,13 @@ from strands_middleware import (
 from strands_middleware.catalog.concurrency_limit import ConcurrencyLimit
 from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
-from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+from strands_middleware.testing import (
+    ScriptedModel,
+    model_context,
+    text_turn,
+    tool_context,
+    tool_turn,
+)
 from strands_middleware.tools import tool
 
 from ..bridges.hosts import AgentFactory
@@ -74,18 +80,6 @@ async def until(condition: Callable[[], bool]) -> None:
             return
         await asyncio.sleep(0)
     raise AssertionError("the other tasks never got there")
-
-
-def model_context() -> InvokeModelContext:
-    return InvokeModelContext(
-        agent=None,
-        messages=[],
-        system_prompt=None,
-        tool_specs=[],
-        tool_choice=None,
-        invocation_state={},
-        model=ScriptedModel([]),
-    )
 
 
 def registry_with(*middleware: Any) -> MiddlewareRegistry:
@@ -381,7 +375,7 @@ async def test_an_interrupt_event_releases_the_slot_before_the_consumer_sees_it(
         yield TypedEvent({"progress": 1})
         yield ToolInterruptEvent(tool_use, [Interrupt(id="i", name="ask")])
 
-    context = ExecuteToolContext(agent=None, tool=None, tool_use=tool_use, invocation_state={})
+    context = tool_context("ask", tool_use_id="t1")
     in_use_when_seen: list[int] = []
     async for event in registry_with(slots).invoke(ExecuteToolStage, context, asks):
         in_use_when_seen.append(slots.in_use)

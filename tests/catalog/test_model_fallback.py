@@ -17,6 +17,7 @@ from strands_middleware import (
     MiddlewareRegistry,
     ModelStopReason,
     TypedEvent,
+    testing,
 )
 from strands_middleware.agent import AfterModelCallEvent, Agent, BeforeModelCallEvent
 from strands_middleware.catalog.model_fallback import ModelFallback
@@ -148,14 +149,8 @@ def test_a_failure_after_events_reached_the_consumer_is_raised_as_it_is(
 
 
 def model_context(model: Any) -> InvokeModelContext:
-    return InvokeModelContext(
-        agent=None,
-        messages=[{"role": "user", "content": [{"text": "hi"}]}],
-        system_prompt=None,
-        tool_specs=[],
-        tool_choice=None,
-        invocation_state={},
-        model=model,
+    return testing.model_context(
+        messages=[{"role": "user", "content": [{"text": "hi"}]}], model=model
     )
 
 

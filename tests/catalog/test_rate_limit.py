@@ -22,7 +22,13 @@ from strands_middleware import (
 from strands_middleware.catalog.rate_limit import RateLimit
 from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
-from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+from strands_middleware.testing import (
+    ScriptedModel,
+    model_context,
+    text_turn,
+    tool_context,
+    tool_turn,
+)
 from strands_middleware.tools import tool
 
 from ..bridges.hosts import AgentFactory
@@ -48,18 +54,6 @@ class FakeTime:
 
 def limited(time: FakeTime, **kwargs: Any) -> RateLimit:
     return RateLimit(clock=time.clock, sleep=time.sleep, **kwargs)
-
-
-def model_context() -> InvokeModelContext:
-    return InvokeModelContext(
-        agent=None,
-        messages=[],
-        system_prompt=None,
-        tool_specs=[],
-        tool_choice=None,
-        invocation_state={},
-        model=ScriptedModel([]),
-    )
 
 
 async def answer(context: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
@@ -236,7 +230,7 @@ async def test_an_interrupt_event_gives_the_token_back_once() -> None:
         yield ToolInterruptEvent(tool_use, [Interrupt(id="i", name="ask")])
         yield ToolInterruptEvent(tool_use, [Interrupt(id="j", name="again")])
 
-    context = ExecuteToolContext(agent=None, tool=None, tool_use=tool_use, invocation_state={})
+    context = tool_context("ask", tool_use_id="t1")
     seen = [
         bucket.tokens async for _ in registry_with(bucket).invoke(ExecuteToolStage, context, asks)
     ]

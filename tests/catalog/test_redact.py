@@ -25,7 +25,7 @@ from strands_middleware.catalog import ToolApproval
 from strands_middleware.catalog.redact import DEFAULT_PATTERNS, Redact
 from strands_middleware.content import Message
 from strands_middleware.events import ModelMessageEvent, ModelStreamEvent, TextDeltaEvent
-from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+from strands_middleware.testing import ScriptedModel, text_turn, tool_context, tool_turn
 from strands_middleware.tools import tool
 
 from ..bridges.hosts import AgentFactory
@@ -456,12 +456,7 @@ async def test_tool_output_masks_json_content_and_keeps_the_exception() -> None:
 
     registry = MiddlewareRegistry()
     registry.use(Redact(), ExecuteToolStage.wrap(answer))
-    context = ExecuteToolContext(
-        agent=None,
-        tool=None,
-        tool_use={"toolUseId": "t1", "name": "x", "input": {}},
-        invocation_state={},
-    )
+    context = tool_context("x", tool_use_id="t1")
 
     async def never(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
         raise AssertionError("the short-circuit never reaches the terminal")
@@ -484,12 +479,7 @@ async def test_a_clean_call_keeps_its_context_and_result_objects() -> None:
 
     registry = MiddlewareRegistry()
     registry.use(Redact())
-    context = ExecuteToolContext(
-        agent=None,
-        tool=None,
-        tool_use={"toolUseId": "t1", "name": "x", "input": {"q": "weather"}},
-        invocation_state={},
-    )
+    context = tool_context("x", {"q": "weather"}, tool_use_id="t1")
     result = await registry.run(ExecuteToolStage, context, terminal)
     assert seen == [context] and seen[0] is context
     assert result.tool_result["content"] == [{"text": "ok"}]

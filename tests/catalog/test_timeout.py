@@ -20,6 +20,7 @@ from strands_middleware import (
     ModelStopReason,
     ToolResultEvent,
     TypedEvent,
+    testing,
 )
 from strands_middleware.agent import AfterModelCallEvent, Agent
 from strands_middleware.catalog.retry import Retry
@@ -594,24 +595,13 @@ def test_it_is_one_wrap_middleware_on_its_stage() -> None:
 
 
 def model_context(model: ScriptedModel) -> InvokeModelContext:
-    return InvokeModelContext(
-        agent=None,
-        messages=[{"role": "user", "content": [{"text": "hi"}]}],
-        system_prompt=None,
-        tool_specs=[],
-        tool_choice=None,
-        invocation_state={},
-        model=model,
+    return testing.model_context(
+        messages=[{"role": "user", "content": [{"text": "hi"}]}], model=model
     )
 
 
 def tool_context(name: str, tool_use_id: str) -> ExecuteToolContext:
-    return ExecuteToolContext(
-        agent=None,
-        tool=None,
-        tool_use={"toolUseId": tool_use_id, "name": name, "input": {}},
-        invocation_state={},
-    )
+    return testing.tool_context(name, tool_use_id=tool_use_id)
 
 
 async def model_terminal(context: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:

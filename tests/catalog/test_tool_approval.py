@@ -12,7 +12,6 @@ import pytest
 from strands_middleware import (
     ExecuteToolContext,
     ExecuteToolStage,
-    Interrupt,
     MiddlewareRegistry,
     ToolResultEvent,
     TypedEvent,
@@ -22,7 +21,7 @@ from strands_middleware.catalog.tool_approval import ACCEPTED_ANSWERS, ToolAppro
 from strands_middleware.content import Message
 from strands_middleware.host import InterruptState
 from strands_middleware.interrupts import execute_tool_interrupt_id
-from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+from strands_middleware.testing import ScriptedModel, text_turn, tool_context, tool_turn
 from strands_middleware.tools import tool
 
 from ..bridges.hosts import AgentFactory
@@ -366,18 +365,11 @@ async def test_the_edited_input_is_a_copy_of_the_answer() -> None:
         yield ToolResultEvent({"toolUseId": "t1", "status": "success", "content": []})
 
     new_input = {"path": "/b", "options": {"force": True}}
-    interrupt_id = execute_tool_interrupt_id("t1", "approve-tool-call")
-    answered = Interrupt(
-        id=interrupt_id,
-        name="approve-tool-call",
-        response={"decision": "edit", "input": new_input},
-    )
-    context = ExecuteToolContext(
-        agent=None,
-        tool=None,
-        tool_use={"toolUseId": "t1", "name": "delete_file", "input": {"path": "/a"}},
-        invocation_state={},
-        _interrupts={interrupt_id: answered},
+    context = tool_context(
+        "delete_file",
+        {"path": "/a"},
+        tool_use_id="t1",
+        answers={"approve-tool-call": {"decision": "edit", "input": new_input}},
     )
     registry = MiddlewareRegistry()
     registry.use(ToolApproval())
@@ -389,12 +381,7 @@ async def test_the_edited_input_is_a_copy_of_the_answer() -> None:
 
 
 def test_selects_and_interrupt_name_answer_for_a_context() -> None:
-    context = ExecuteToolContext(
-        agent=None,
-        tool=None,
-        tool_use={"toolUseId": "t1", "name": "read_file", "input": {}},
-        invocation_state={},
-    )
+    context = tool_context("read_file", tool_use_id="t1")
     assert ToolApproval().selects(context)
     assert not ToolApproval(tools=["delete_file"]).selects(context)
     assert ToolApproval(tools=lambda c: c.tool_use["name"] == "read_file").selects(context)

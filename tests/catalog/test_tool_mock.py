@@ -20,7 +20,7 @@ from strands_middleware import (
 from strands_middleware.agent import AfterToolCallEvent, Agent
 from strands_middleware.catalog.tool_mock import ToolMock
 from strands_middleware.content import ToolUse
-from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+from strands_middleware.testing import ScriptedModel, text_turn, tool_context, tool_turn
 from strands_middleware.tools import tool
 
 from ..bridges.hosts import AgentFactory
@@ -265,12 +265,7 @@ async def test_the_short_circuit_never_opens_the_terminal() -> None:
 
     registry = MiddlewareRegistry()
     registry.use(ToolMock({"weather": "sunny"}))
-    context = ExecuteToolContext(
-        agent=None,
-        tool=None,
-        tool_use={"toolUseId": "t1", "name": "weather", "input": {}},
-        invocation_state={},
-    )
+    context = tool_context("weather", tool_use_id="t1")
     result = await registry.run(ExecuteToolStage, context, terminal)
     assert result.tool_result["content"] == [{"text": "sunny"}]
 

@@ -25,6 +25,7 @@ from strands_middleware import (
     MiddlewareRegistry,
     ToolResultEvent,
     TypedEvent,
+    testing,
 )
 from strands_middleware.agent import Agent, AgentResult
 from strands_middleware.catalog.tracing import EXECUTE_TOOL_SPAN, INVOKE_MODEL_SPAN, Tracing
@@ -80,24 +81,13 @@ def divide(a: int, b: int) -> float:
 
 
 def model_context(model: Any) -> InvokeModelContext:
-    return InvokeModelContext(
-        agent=None,
-        messages=[{"role": "user", "content": [{"text": "hi"}]}],
-        system_prompt=None,
-        tool_specs=[],
-        tool_choice=None,
-        invocation_state={},
-        model=model,
+    return testing.model_context(
+        messages=[{"role": "user", "content": [{"text": "hi"}]}], model=model
     )
 
 
 def tool_context(name: str = "echo") -> ExecuteToolContext:
-    return ExecuteToolContext(
-        agent=None,
-        tool=None,
-        tool_use={"toolUseId": "t1", "name": name, "input": {}},
-        invocation_state={},
-    )
+    return testing.tool_context(name, tool_use_id="t1")
 
 
 # ---- the spans of a run -------------------------------------------------------------------------

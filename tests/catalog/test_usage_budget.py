@@ -15,6 +15,7 @@ from strands_middleware import (
     MiddlewareRegistry,
     ModelStopReason,
     TypedEvent,
+    testing,
 )
 from strands_middleware.agent import AfterInvocationEvent, Agent
 from strands_middleware.catalog.cache import Cache
@@ -54,15 +55,7 @@ def tool_loop(answers: int) -> ScriptedModel:
 
 
 def model_context(agent: object, state: dict[str, Any]) -> InvokeModelContext:
-    return InvokeModelContext(
-        agent=agent,
-        messages=[],
-        system_prompt=None,
-        tool_specs=[],
-        tool_choice=None,
-        invocation_state=state,
-        model=ScriptedModel([]),
-    )
+    return testing.model_context(agent=agent, invocation_state=state)
 
 
 def reporting(usage: dict[str, Any]) -> Any:

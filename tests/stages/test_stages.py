@@ -18,32 +18,33 @@ from strands_middleware import (
     InvokeModelStage,
     ModelStopReason,
     ToolResultEvent,
+    testing,
 )
 from strands_middleware.events import EventLoopStopEvent
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.stages import split_system_prompt
-from strands_middleware.testing import ScriptedModel
 
 
 def model_context() -> InvokeModelContext:
-    return InvokeModelContext(
-        agent=None,
+    return testing.model_context(
         messages=[{"role": "user", "content": [{"text": "hi"}]}],
         system_prompt="be brief",
-        tool_specs=[],
-        tool_choice=None,
         invocation_state={"k": 1},
-        model=ScriptedModel([]),
     )
 
 
-def tool_context(interrupts: dict[str, Interrupt] | None = None) -> ExecuteToolContext:
+def tool_context() -> ExecuteToolContext:
+    return testing.tool_context("delete", {"path": "/tmp"}, tool_use_id="t-1")
+
+
+def tool_context_reading(interrupts: dict[str, Interrupt]) -> ExecuteToolContext:
+    """A tool call whose ``interrupt()`` reads ``interrupts``, the lookup a host hands it."""
     return ExecuteToolContext(
         agent=None,
         tool=None,
         tool_use={"toolUseId": "t-1", "name": "delete", "input": {"path": "/tmp"}},
         invocation_state={},
-        _interrupts=interrupts or {},
+        _interrupts=interrupts,
     )
 
 
@@ -94,7 +95,7 @@ def test_dataclasses_replace_still_works() -> None:
 
 def test_tool_context_replace_keeps_its_interrupt_lookup() -> None:
     answered = Interrupt(id="x", name="n", response="yes")
-    context = tool_context({"x": answered})
+    context = tool_context_reading({"x": answered})
     assert context.replace(invocation_state={"a": 1})._interrupts == {"x": answered}
 
 
@@ -133,7 +134,9 @@ class TestToolInterrupt:
         with pytest.raises(InterruptException) as caught:
             tool_context().interrupt("approve")
         interrupt_id = caught.value.interrupt.id
-        answered = tool_context({interrupt_id: Interrupt(interrupt_id, "approve", response="y")})
+        answered = tool_context_reading(
+            {interrupt_id: Interrupt(interrupt_id, "approve", response="y")}
+        )
         assert answered.interrupt("approve").response == "y"
 
     def test_a_preemptive_response_is_used_when_no_answer_exists(self) -> None:
@@ -142,7 +145,7 @@ class TestToolInterrupt:
     def test_interrupt_never_writes_the_lookup(self) -> None:
         lookup: dict[str, Interrupt] = {}
         with pytest.raises(InterruptException):
-            tool_context(lookup).interrupt("approve")
+            tool_context_reading(lookup).interrupt("approve")
         assert lookup == {}
 
 

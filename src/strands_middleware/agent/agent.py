@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from ..content import (
@@ -56,7 +56,7 @@ from .hooks import (
     BeforeToolCallEvent,
     HookRegistry,
     MessageAddedEvent,
-    TEvent,
+    THookEvent,
 )
 from .result import AgentResult
 
@@ -128,8 +128,19 @@ class Agent(MiddlewareHostMixin):
 
     # ---- public API ----------------------------------------------------------------------------
 
-    def add_hook(self, event_type: type[TEvent], callback: Any) -> None:
-        """Call ``callback`` (sync or async) with every hook event of ``event_type``."""
+    def add_hook(
+        self, event_type: type[THookEvent], callback: Callable[[THookEvent], object]
+    ) -> None:
+        """Call ``callback`` (sync or async) with every hook event of ``event_type``.
+
+        Example:
+            ```python
+            agent.add_hook(AfterToolCallEvent, lambda event: print(event.result["status"]))
+            ```
+
+        Raises:
+            TypeError: ``event_type`` is not a hook event class, or ``callback`` is not callable.
+        """
         self.hooks.add(event_type, callback)
 
     def cancel(self) -> None:
@@ -405,7 +416,7 @@ class Agent(MiddlewareHostMixin):
             )
             if after.retry:
                 continue
-            outcome.result = after.result if after.result is not None else result_event.tool_result
+            outcome.result = after.result
             return
 
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..content import Message, ToolResult, ToolUse
 from ..events import ModelStopReason
 from ..tools import AgentTool
+from .result import AgentResult
+
+if TYPE_CHECKING:
+    from .agent import Agent
 
 __all__ = [
     "AfterInvocationEvent",
@@ -27,14 +31,19 @@ __all__ = [
     "HookEvent",
     "HookRegistry",
     "MessageAddedEvent",
+    "THookEvent",
 ]
 
 
 @dataclass
 class HookEvent:
-    """Base of every hook event."""
+    """Base of every hook event.
 
-    agent: Any
+    Attributes:
+        agent: The agent whose loop fired the event.
+    """
+
+    agent: Agent
 
 
 @dataclass
@@ -46,14 +55,14 @@ class BeforeInvocationEvent(HookEvent):
 class AfterInvocationEvent(HookEvent):
     """An invocation ended, however it ended; ``result`` is None when it failed."""
 
-    result: Any = None
+    result: AgentResult | None
 
 
 @dataclass
 class MessageAddedEvent(HookEvent):
     """A message was appended to the agent's history."""
 
-    message: Message = field(default_factory=lambda: Message(role="user", content=[]))
+    message: Message
 
 
 @dataclass
@@ -71,11 +80,15 @@ class AfterModelCallEvent(HookEvent):
 
 @dataclass
 class BeforeToolCallEvent(HookEvent):
-    """A tool call is about to run; set ``cancel_tool`` (True or a message) to skip it."""
+    """A tool call is about to run; set ``cancel_tool`` (True or a message) to skip it.
 
-    tool_use: ToolUse = field(default_factory=lambda: ToolUse(toolUseId="", name="", input={}))
-    tool: AgentTool | None = None
-    invocation_state: dict[str, Any] = field(default_factory=dict[str, Any])
+    ``tool`` is None when the model asked for a tool the agent does not have; replacing it
+    changes the tool the call runs.
+    """
+
+    tool_use: ToolUse
+    tool: AgentTool | None
+    invocation_state: dict[str, Any]
     cancel_tool: bool | str = False
 
 
@@ -86,15 +99,15 @@ class AfterToolCallEvent(HookEvent):
     ``result`` may be replaced to change what the model reads.
     """
 
-    tool_use: ToolUse = field(default_factory=lambda: ToolUse(toolUseId="", name="", input={}))
-    tool: AgentTool | None = None
-    invocation_state: dict[str, Any] = field(default_factory=dict[str, Any])
-    result: ToolResult | None = None
+    tool_use: ToolUse
+    tool: AgentTool | None
+    invocation_state: dict[str, Any]
+    result: ToolResult
     exception: BaseException | None = None
     retry: bool = False
 
 
-TEvent = TypeVar("TEvent", bound=HookEvent)
+THookEvent = TypeVar("THookEvent", bound=HookEvent)
 _After = (AfterInvocationEvent, AfterModelCallEvent, AfterToolCallEvent)
 
 
@@ -106,10 +119,19 @@ class HookRegistry:
     """
 
     def __init__(self) -> None:
-        self._callbacks: dict[type[HookEvent], list[Callable[[Any], Any]]] = {}
+        # Each list holds callbacks for exactly its key's event type (``add`` pairs them), which
+        # the dict's type cannot say; ``fire`` looks them up by ``type(event)``.
+        self._callbacks: dict[type[HookEvent], list[Callable[[Any], object]]] = {}
 
-    def add(self, event_type: type[TEvent], callback: Callable[[TEvent], Any]) -> None:
-        """Call ``callback`` (sync or async) with every event of ``event_type``."""
+    def add(self, event_type: type[THookEvent], callback: Callable[[THookEvent], object]) -> None:
+        """Call ``callback`` with every event of ``event_type``.
+
+        The callback may be a plain function or a coroutine function (its awaitable is awaited
+        before the loop goes on); what it returns is otherwise ignored.
+
+        Raises:
+            TypeError: ``event_type`` is not a hook event class, or ``callback`` is not callable.
+        """
         candidate = cast(object, event_type)
         if not (isinstance(candidate, type) and issubclass(candidate, HookEvent)):
             raise TypeError(f"add_hook() takes a hook event class, got {event_type!r}")
@@ -117,7 +139,7 @@ class HookRegistry:
             raise TypeError(f"add_hook() takes a callable, got {callback!r}")
         self._callbacks.setdefault(event_type, []).append(callback)
 
-    async def fire(self, event: TEvent) -> TEvent:
+    async def fire(self, event: THookEvent) -> THookEvent:
         """Run the callbacks for ``event`` and return it (callbacks may have changed it)."""
         callbacks = self._callbacks.get(type(event), [])
         if isinstance(event, _After):

@@ -1,4 +1,4 @@
-"""Helpers for testing middleware and agents without a network: a model that plays a script.
+"""A model that plays a script, for testing middleware and agents without a network.
 
 `ScriptedModel` answers each model call with the next turn of a script. A scripted message is
 played back as a real Converse chunk stream (text in several deltas, tool input as JSON split
@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .content import (
+from ..content import (
     ContentBlock,
     Message,
     Messages,
