@@ -48,6 +48,13 @@ test-strands-floor:
 	$(FLOOR_VENV)/bin/python -m pip install --quiet -e ".[dev]" "strands-agents==$(STRANDS_FLOOR)"
 	$(FLOOR_VENV)/bin/pytest tests/bridges
 
+# The host conformance kit against every host installed, printing the table of clauses by host.
+# Clauses a host breaks until an open issue is fixed are listed, with the issue, in one place.
+.PHONY: conformance
+conformance: $(STAMP)
+	$(BIN)/python -m strands_middleware.conformance --all \
+		--known-failures tests.conformance.test_hosts:KNOWN_FAILURES
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_chain.py
 

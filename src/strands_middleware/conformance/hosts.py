@@ -14,10 +14,11 @@ __all__ = ["BUILT_IN_HOSTS", "BuiltInHost", "harness_reference", "load_harness"]
 
 @dataclass(frozen=True)
 class BuiltInHost:
-    """A host of this repository: where its harness lives and what it needs installed."""
+    """A host of this repository: where its harness lives, what it needs and how to install it."""
 
     harness: str
     needs: str | None = None
+    install: str = ""
 
     @property
     def installed(self) -> bool:
@@ -28,7 +29,9 @@ class BuiltInHost:
 BUILT_IN_HOSTS: dict[str, BuiltInHost] = {
     "reference": BuiltInHost("strands_middleware.conformance.harnesses.reference:ReferenceHarness"),
     "strands": BuiltInHost(
-        "strands_middleware.conformance.harnesses.strands:StrandsHarness", needs="strands"
+        "strands_middleware.conformance.harnesses.strands:StrandsHarness",
+        needs="strands",
+        install='pip install "strands-middleware[strands]"',
     ),
 }
 """This repository's hosts, by the name ``python -m strands_middleware.conformance`` takes."""
@@ -51,6 +54,11 @@ def load_harness(reference: str) -> Harness:
         TypeError: what it names does not give a harness.
     """
     built_in = BUILT_IN_HOSTS.get(reference)
+    if built_in is not None and not built_in.installed:
+        raise ImportError(
+            f"the {reference} host runs on {built_in.needs}, which is not installed here: "
+            f"{built_in.install}"
+        )
     target = built_in.harness if built_in is not None else reference
     module_name, _, attribute = target.partition(":")
     if not module_name or not attribute:
