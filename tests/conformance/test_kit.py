@@ -142,6 +142,16 @@ def test_the_command_line_holds_the_known_failures_list_true(
     assert "FAIL swallowed_interrupt_never_runs_the_tool" in capsys.readouterr().out
 
 
+def test_the_command_line_lists_every_clause_with_what_it_checks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--list"]) == 0
+    out = capsys.readouterr().out
+    for each in CLAUSES:
+        assert f"{each.id}: {each.title}" in out
+    assert "[needs: lifecycle hooks]" in out
+
+
 def test_the_module_runs_from_a_shell() -> None:
     completed = subprocess.run(
         [

@@ -56,7 +56,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--clause", action="append", metavar="ID", help="run only this clause (repeatable)"
     )
+    parser.add_argument(
+        "--list", action="store_true", help="list the clauses (id, what it checks, cites); run none"
+    )
     arguments = parser.parse_args(argv)
+    if arguments.list:
+        for number, each in enumerate(CLAUSES, 1):
+            needs = f" [needs: {each.needs.value}]" if each.needs is not None else ""
+            print(f"{number}. {each.id}: {each.title}{needs}\n   cites {'; '.join(each.cites)}")
+        return 0
     hosts: list[str] = list(arguments.hosts)
     if arguments.all:
         for name, host in BUILT_IN_HOSTS.items():
