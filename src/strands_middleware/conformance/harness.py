@@ -153,7 +153,11 @@ class HostAgent(Protocol):
         ...
 
     def save(self) -> Mapping[str, Any]:
-        """A paused run's state as JSON-ready data, for `Harness.restore`."""
+        """A paused run's state as JSON-ready data, for `Harness.restore`.
+
+        Two saves of an unchanged run must be equal (leave out timestamps): the kit compares a
+        save before and after a refused resume to check that nothing changed.
+        """
         ...
 
 
