@@ -73,8 +73,16 @@ test-py310 test-py312 test-py313: $(STAMP) redis-server
 		$(UV) pip install --quiet --python .venv-$(@:test-%=%)/bin/python -e ".[dev]" && \
 		.venv-$(@:test-%=%)/bin/pytest
 
+# The host conformance kit against every host installed, printing the table of clauses by host.
+# Clauses a host breaks until an open issue is fixed are listed, with the issue, in one place.
+.PHONY: conformance
+conformance: $(STAMP)
+	$(BIN)/python -m strands_middleware.conformance --all \
+		--known-failures tests.conformance.test_hosts:KNOWN_FAILURES
+
 bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/bench_chain.py
+	$(BIN)/python benchmarks/bench_e2e.py --scaling
 	$(BIN)/python benchmarks/bench_stores.py
 
 clean:

@@ -1,0 +1,101 @@
+"""``python -m strands_middleware.conformance HOST [HOST ...]``: run the kit, print the table.
+
+HOST is a host of this repository by name (``reference``, ``strands``) or a harness of your own
+as ``package.module:harness_factory``; ``--all`` runs every host of this repository whose
+framework is installed. The exit status is 0 only when every clause passes on every host,
+except the clauses ``--known-failures`` lists, which must fail (one that passes is reported, so
+the list is kept true).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+from .clauses import CLAUSES
+from .hosts import BUILT_IN_HOSTS, load_harness
+from .runner import HostReport, format_table, run_conformance
+
+
+def _known_failures(reference: str | None) -> Mapping[str, Mapping[str, str]]:
+    if reference is None:
+        return {}
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise SystemExit(f"--known-failures takes package.module:NAME, got {reference!r}")
+    found: object = getattr(importlib.import_module(module_name), attribute)
+    if not isinstance(found, Mapping):
+        raise SystemExit(f"{reference} is a {type(found).__name__}, not a mapping host -> clauses")
+    return cast("Mapping[str, Mapping[str, str]]", found)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the kit as the command line asks; return the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m strands_middleware.conformance",
+        description="Run the host conformance kit and print the table of clauses by result.",
+    )
+    parser.add_argument(
+        "hosts",
+        nargs="*",
+        metavar="HOST",
+        help=f"{' or '.join(sorted(BUILT_IN_HOSTS))}, or package.module:harness_factory",
+    )
+    parser.add_argument(
+        "--all", action="store_true", help="every host of this repository that is installed"
+    )
+    parser.add_argument(
+        "--known-failures",
+        metavar="MODULE:NAME",
+        help="a mapping {host: {clause id: reason}} of failures expected until an issue is fixed",
+    )
+    parser.add_argument(
+        "--clause", action="append", metavar="ID", help="run only this clause (repeatable)"
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the clauses (id, what it checks, cites); run none"
+    )
+    arguments = parser.parse_args(argv)
+    if arguments.list:
+        for number, each in enumerate(CLAUSES, 1):
+            needs = f" [needs: {each.needs.value}]" if each.needs is not None else ""
+            print(f"{number}. {each.id}: {each.title}{needs}\n   cites {'; '.join(each.cites)}")
+        return 0
+    hosts: list[str] = list(arguments.hosts)
+    if arguments.all:
+        for name, host in BUILT_IN_HOSTS.items():
+            if host.installed and name not in hosts:
+                hosts.append(name)
+            elif not host.installed:
+                print(f"{name}: not installed ({host.needs} cannot be imported), not run")
+    if not hosts:
+        parser.error("name at least one HOST, or --all")
+    clauses = CLAUSES
+    if arguments.clause:
+        chosen = set(arguments.clause)
+        clauses = tuple(c for c in CLAUSES if c.id in chosen)
+        missing = chosen - {c.id for c in clauses}
+        if missing:
+            parser.error(f"no such clause: {', '.join(sorted(missing))}")
+    known = _known_failures(arguments.known_failures)
+    # Hosts log the failures the clauses provoke on purpose; the table reports them instead.
+    logging.getLogger().addHandler(logging.NullHandler())
+    reports: list[HostReport] = []
+    for reference in hosts:
+        harness = load_harness(reference)
+        listed = {
+            clause_id: reason
+            for clause_id, reason in known.get(harness.name, {}).items()
+            if any(c.id == clause_id for c in clauses) or not arguments.clause
+        }
+        reports.append(run_conformance(harness, clauses=clauses, known_failures=listed))
+    print(format_table(reports))
+    return 0 if all(report.ok for report in reports) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

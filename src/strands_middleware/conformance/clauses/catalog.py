@@ -1,0 +1,70 @@
+"""Catalog smoke: ready-made items run on the host as on the reference agent."""
+
+from __future__ import annotations
+
+from ...catalog import Cache, Retry, ToolApproval
+from ...testing import ScriptedModel, text_turn, tool_turn
+from ..clause import Trial, clause, expect
+from ..harness import AgentSetup
+from . import _sources as cite
+from ._probes import last_tool_results, responses, texts
+
+__all__ = [
+    "catalog_cache_answers_a_repeated_call",
+    "catalog_retry_recovers_a_failed_model_call",
+    "catalog_tool_approval_gates_the_tool",
+]
+
+
+@clause(cite.CATALOG)
+async def catalog_retry_recovers_a_failed_model_call(trial: Trial) -> None:
+    """Retry calls the model again after a failure it is told to retry, and the run succeeds."""
+    retry = Retry(attempts=3, on=(ConnectionError,), backoff=0.0, jitter=0.0)
+    built = trial.build([ConnectionError("busy"), text_turn("Recovered.")], middleware=[retry])
+    report = await built.agent.run("Hi")
+    expect(report.text == "Recovered.", f"the run ended with {report.text!r}")
+    expect(len(built.script.requests) == 2, f"the model was asked {len(built.script.requests)}x")
+
+
+@clause(cite.CATALOG, cite.CONVERSE_ONLY)
+async def catalog_cache_answers_a_repeated_call(trial: Trial) -> None:
+    """One Cache shared by two agents of one model and system prompt answers the second agent's
+    identical request without asking the model."""
+    cache = Cache()
+    script = ScriptedModel([text_turn("Cached answer."), text_turn("Fresh answer.")])
+    setup = AgentSetup(script=script, middleware=[cache], system_prompt="Be brief.")
+    first, second = trial.harness.build(setup), trial.harness.build(setup)
+    await first.run("What is the capital of France?")
+    report = await second.run("What is the capital of France?")
+    expect(len(script.requests) == 1, "the second agent's request reached the model: a miss")
+    expect(report.text == "Cached answer.", f"the second run ended with {report.text!r}")
+
+
+@clause(cite.CATALOG, cite.HUMAN_IN_THE_LOOP)
+async def catalog_tool_approval_gates_the_tool(trial: Trial) -> None:
+    """ToolApproval pauses a chosen tool's call; "approve" runs it once, "deny" keeps it from
+    running and the model reads the refusal."""
+    turns = [
+        tool_turn("delete_file", {"path": "/a"}, "t1"),
+        text_turn("Deleted."),
+        tool_turn("delete_file", {"path": "/b"}, "t2"),
+        text_turn("Not deleted."),
+    ]
+    built = trial.build(
+        turns, tools=[trial.tools.delete_file], middleware=[ToolApproval(tools=["delete_file"])]
+    )
+    paused = await built.agent.run("Delete /a")
+    expect(paused.stop_reason == "interrupt", f"the gated run ended {paused.stop_reason!r}")
+    expect(not trial.tools.calls, "the tool ran before approval")
+    await built.agent.resume(responses(paused.interrupts, "approve"))
+    expect(trial.tools.called("delete_file") == [{"path": "/a"}], "the approved call did not run")
+    paused = await built.agent.run("Delete /b")
+    expect(paused.stop_reason == "interrupt", f"the second gated run ended {paused.stop_reason!r}")
+    denied = await built.agent.resume(responses(paused.interrupts, "deny"))
+    expect(denied.text == "Not deleted.", f"the denied run ended with {denied.text!r}")
+    expect(len(trial.tools.calls) == 1, f"the denied call ran: {trial.tools.calls}")
+    sent = last_tool_results(built.script.requests[-1])
+    expect(
+        len(sent) == 1 and sent[0]["status"] == "error" and "denied" in texts(sent[0]).lower(),
+        f"the model read {sent} after the denial",
+    )

@@ -1,0 +1,323 @@
+"""Model calls: what reaches the model, what reaches the history, what handlers may change."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncGenerator
+from typing import Any, cast
+
+from ...content import Message, ToolChoiceAny, ToolChoiceAnyDict, ToolSpec
+from ...engine.handlers import MiddlewareNext
+from ...engine.result import MiddlewareResult
+from ...events import ModelStopReason, TypedEvent
+from ...models import Model
+from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ...testing import ScriptedModel, text_turn
+from ..clause import Trial, clause, expect
+from . import _sources as cite
+from ._probes import ZERO_METRICS, ZERO_USAGE, conversation, exception_chain, outcome
+
+__all__ = [
+    "input_messages_reach_the_model",
+    "input_system_prompt_reaches_the_model",
+    "input_tool_choice_reaches_the_model",
+    "input_tool_specs_reach_the_model",
+    "missing_model_result_is_an_error",
+    "model_context_holds_what_the_model_receives",
+    "model_context_is_a_defensive_copy",
+    "model_error_reaches_handlers_unchanged",
+    "output_rewrite_reaches_the_history",
+    "per_call_model_switch_leaves_the_agent_model",
+    "system_prompt_blocks_reach_the_model",
+    "wrap_short_circuit_skips_the_model",
+]
+
+
+def _spec_names(specs: list[ToolSpec] | None) -> list[str]:
+    return sorted(spec["name"] for spec in specs or [])
+
+
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+async def input_system_prompt_reaches_the_model(trial: Trial) -> None:
+    """A system prompt an Input handler sets with replace() is the one the model receives."""
+
+    def inject(context: InvokeModelContext) -> InvokeModelContext:
+        return context.replace(system_prompt="Answer in French.")
+
+    built = trial.build(
+        [text_turn("Bonjour.")],
+        middleware=[InvokeModelStage.input(inject)],
+        system_prompt="Answer in English.",
+    )
+    await built.agent.run("Hi")
+    sent = built.script.requests[0].system_prompt
+    expect(sent == "Answer in French.", f"the model was sent system prompt {sent!r}")
+
+
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+async def input_messages_reach_the_model(trial: Trial) -> None:
+    """Messages an Input handler replaces are what the model receives, for that call only: the
+    agent's history keeps the user's own turn."""
+
+    def annotate(context: InvokeModelContext) -> InvokeModelContext:
+        *earlier, last = context.messages
+        extra: Message = {"role": last["role"], "content": [*last["content"], {"text": "(m)"}]}
+        return context.replace(messages=[*earlier, extra])
+
+    built = trial.build([text_turn("Noted.")], middleware=[InvokeModelStage.input(annotate)])
+    await built.agent.run("Hi")
+    sent = conversation(built.script.requests[0].messages)
+    expect(
+        sent == [("user", [{"text": "Hi"}, {"text": "(m)"}])],
+        f"the model was sent {sent}",
+    )
+    history = conversation(built.agent.messages)
+    expect(
+        history[0] == ("user", [{"text": "Hi"}]),
+        f"the history's first turn became {history[0]}",
+    )
+
+
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+async def input_tool_specs_reach_the_model(trial: Trial) -> None:
+    """Tool specs an Input handler narrows are the tools the model is offered."""
+
+    def only_add(context: InvokeModelContext) -> InvokeModelContext:
+        return context.replace(tool_specs=[s for s in context.tool_specs if s["name"] == "add"])
+
+    built = trial.build(
+        [text_turn("Fine.")],
+        tools=[trial.tools.add, trial.tools.delete_file],
+        middleware=[InvokeModelStage.input(only_add)],
+    )
+    await built.agent.run("Hi")
+    offered = _spec_names(built.script.requests[0].tool_specs)
+    expect(offered == ["add"], f"the model was offered {offered}")
+
+
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+async def input_tool_choice_reaches_the_model(trial: Trial) -> None:
+    """A tool choice an Input handler sets is the one the model receives."""
+
+    def must_use_a_tool(context: InvokeModelContext) -> InvokeModelContext:
+        choice: ToolChoiceAnyDict = {"any": ToolChoiceAny()}
+        return context.replace(tool_choice=choice)
+
+    built = trial.build(
+        [text_turn("Fine.")],
+        tools=[trial.tools.add],
+        middleware=[InvokeModelStage.input(must_use_a_tool)],
+    )
+    await built.agent.run("Hi")
+    sent = built.script.requests[0].tool_choice
+    expect(sent == {"any": {}}, f"the model was sent tool choice {sent!r}")
+
+
+@clause(cite.SYSTEM_PROMPT_UNION)
+async def system_prompt_blocks_reach_the_model(trial: Trial) -> None:
+    """A system prompt given as a list of content blocks reaches the model as those blocks."""
+    blocks: Any = [{"text": "Be brief."}, {"text": "Be kind."}]
+
+    def as_blocks(context: InvokeModelContext) -> InvokeModelContext:
+        return context.replace(system_prompt=copy.deepcopy(blocks))
+
+    built = trial.build([text_turn("Fine.")], middleware=[InvokeModelStage.input(as_blocks)])
+    await built.agent.run("Hi")
+    sent = built.script.requests[0].system_prompt_content
+    expect(sent == blocks, f"the model was sent system prompt blocks {sent!r}")
+
+
+@clause(cite.DEFENSIVE_COPIES, cite.CONVERSE_ONLY)
+async def model_context_holds_what_the_model_receives(trial: Trial) -> None:
+    """Unchanged, a model call's context holds exactly the request the model receives: the same
+    messages, system prompt and tool specs, and nothing else."""
+    seen: list[tuple[Any, Any, Any]] = []
+
+    def record(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(
+            copy.deepcopy((context.messages, context.system_prompt, context.tool_specs or None))
+        )
+        return context
+
+    built = trial.build(
+        [text_turn("One."), text_turn("Two.")],
+        tools=[trial.tools.add],
+        middleware=[InvokeModelStage.input(record)],
+        system_prompt="Be brief.",
+    )
+    await built.agent.run("Hi")
+    await built.agent.run("Again")
+    requests = built.script.requests
+    expect(len(seen) == len(requests) == 2, f"{len(seen)} contexts for {len(requests)} requests")
+    for (messages, system_prompt, tool_specs), request in zip(seen, requests, strict=True):
+        expect(
+            messages == request.messages,
+            f"the handler saw messages {messages}, the model got {request.messages}",
+        )
+        expect(
+            system_prompt == request.system_prompt,
+            f"the handler saw system prompt {system_prompt!r}, the model got "
+            f"{request.system_prompt!r}",
+        )
+        expect(
+            tool_specs == request.tool_specs,
+            f"the handler saw tool specs {tool_specs}, the model got {request.tool_specs}",
+        )
+
+
+@clause(cite.DEFENSIVE_COPIES, cite.BUILT_IN_STAGES)
+async def model_context_is_a_defensive_copy(trial: Trial) -> None:
+    """A handler editing the model call's context in place (messages, tool specs) changes neither
+    the agent's history nor its tools."""
+    calls: list[int] = []
+
+    def vandal(context: InvokeModelContext) -> InvokeModelContext:
+        calls.append(1)
+        if len(calls) == 1:
+            context.messages[-1]["content"].append({"text": "(edited in place)"})
+            context.messages.append({"role": "assistant", "content": [{"text": "(added)"}]})
+            context.tool_specs.clear()
+        return context
+
+    built = trial.build(
+        [text_turn("One."), text_turn("Two.")],
+        tools=[trial.tools.add],
+        middleware=[InvokeModelStage.input(vandal)],
+    )
+    await built.agent.run("Hi")
+    await built.agent.run("Again")
+    history = conversation(built.agent.messages)
+    expected = [
+        ("user", [{"text": "Hi"}]),
+        ("assistant", [{"text": "One."}]),
+        ("user", [{"text": "Again"}]),
+        ("assistant", [{"text": "Two."}]),
+    ]
+    expect(history == expected, f"the history became {history}")
+    offered = _spec_names(built.script.requests[1].tool_specs)
+    expect(offered == ["add"], f"after the edit the model was offered {offered}")
+
+
+@clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES)
+async def wrap_short_circuit_skips_the_model(trial: Trial) -> None:
+    """A Wrap handler that yields its own ModelStopReason without calling next_fn answers the
+    call: the model is not asked, and the answer is the run's result and joins the history."""
+
+    async def cached(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        yield ModelStopReason("end_turn", text_turn("From the cache."), ZERO_USAGE, ZERO_METRICS)
+
+    built = trial.build([], middleware=[InvokeModelStage.wrap(cached)])
+    report = await built.agent.run("Hi")
+    expect(not built.script.requests, "the model was asked")
+    expect(report.text == "From the cache.", f"the run ended with {report.text!r}")
+    history = conversation(built.agent.messages)
+    expect(
+        history[-1] == ("assistant", [{"text": "From the cache."}]),
+        f"the history ends with {history[-1]}",
+    )
+
+
+@clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES)
+async def output_rewrite_reaches_the_history(trial: Trial) -> None:
+    """A model call's Output handler that replaces the result changes what the run returns and
+    what the history keeps."""
+
+    def sign(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+        stop = result.value
+        signed: Message = {"role": "assistant", "content": [{"text": "Rewritten."}]}
+        return result.replace(
+            value=ModelStopReason(stop.stop_reason, signed, stop.usage, stop.metrics)
+        )
+
+    built = trial.build([text_turn("Original.")], middleware=[InvokeModelStage.output(sign)])
+    report = await built.agent.run("Hi")
+    expect(report.text == "Rewritten.", f"the run ended with {report.text!r}")
+    history = conversation(built.agent.messages)
+    expect(
+        history[-1] == ("assistant", [{"text": "Rewritten."}]),
+        f"the history ends with {history[-1]}",
+    )
+
+
+@clause(cite.PER_CALL_MODEL)
+async def per_call_model_switch_leaves_the_agent_model(trial: Trial) -> None:
+    """An Input handler that points one call at another model (replace(model=...)) sends that
+    call there and leaves the agent's model for the next call."""
+    other = ScriptedModel([text_turn("From the other model.")])
+    # context.model holds the host's own model, whatever its shape.
+    other_model = cast(Model, trial.harness.model(other))
+    models: list[object] = []
+
+    def switch_once(context: InvokeModelContext) -> InvokeModelContext:
+        models.append(context.model)
+        return context.replace(model=other_model) if len(models) == 1 else context
+
+    built = trial.build(
+        [text_turn("From the agent's model.")], middleware=[InvokeModelStage.input(switch_once)]
+    )
+    first = await built.agent.run("Hi")
+    expect(first.text == "From the other model.", f"the switched call gave {first.text!r}")
+    expect(not built.script.requests, "the agent's own model was asked by the switched call")
+    second = await built.agent.run("Again")
+    expect(second.text == "From the agent's model.", f"the next call gave {second.text!r}")
+    expect(
+        len(models) == 2 and models[0] is models[1],
+        "the next call's context.model is not the agent's model of the first call",
+    )
+
+
+@clause(cite.CLEANUP_RULE, cite.USER_ERRORS)
+async def model_error_reaches_handlers_unchanged(trial: Trial) -> None:
+    """An exception the model raises reaches a Wrap handler as the very object, and, unless a
+    handler handles it, ends the run with that exception."""
+    error = ConnectionError("the model is down")
+    caught: list[BaseException] = []
+
+    async def watch(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        try:
+            async for event in next_fn(context):
+                yield event
+        except Exception as exc:
+            caught.append(exc)
+            raise
+
+    built = trial.build([error], middleware=[InvokeModelStage.wrap(watch)])
+    ended = await outcome(built.agent.run("Hi"))
+    expect(
+        len(caught) == 1 and caught[0] is error,
+        f"the handler caught {caught!r}, not the model's own exception",
+    )
+    expect(isinstance(ended, BaseException), f"the run ended normally: {ended!r}")
+    assert isinstance(ended, BaseException)
+    expect(
+        any(link is error for link in exception_chain(ended)),
+        f"the run raised {ended!r}, which does not carry the model's exception",
+    )
+
+
+@clause(cite.RESULT_RULE, cite.USER_ERRORS)
+async def missing_model_result_is_an_error(trial: Trial) -> None:
+    """A model call whose chain ends without a ModelStopReason ends the run with a RuntimeError
+    naming the stage; it is never taken for an empty answer."""
+
+    async def drop(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            if not isinstance(event, ModelStopReason):
+                yield event
+
+    built = trial.build([text_turn("Lost.")], middleware=[InvokeModelStage.wrap(drop)])
+    ended = await outcome(built.agent.run("Hi"))
+    expect(isinstance(ended, BaseException), f"the run ended normally: {ended!r}")
+    assert isinstance(ended, BaseException)
+    named = [
+        link
+        for link in exception_chain(ended)
+        if isinstance(link, RuntimeError) and "invokemodel" in str(link).lower()
+    ]
+    expect(bool(named), f"the run raised {ended!r}, not a RuntimeError naming invokeModel")

@@ -1,0 +1,207 @@
+"""What a framework author implements to run the kit: a `Harness` and the `HostAgent` it builds.
+
+A harness knows one host (an agent framework with this library's middleware on it) and nothing of
+the clauses. The kit hands it an `AgentSetup` (a scripted model, a few plain-function tools, a
+system prompt, the middleware under test) and drives the agent it builds through `HostAgent`:
+run a prompt, resume with interrupt answers, stream a run so it can be stopped or cancelled,
+read the history and the hook calls, save a paused run. Everything else (what to check and how)
+belongs to the clauses.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from ..content import Message, Messages
+from ..engine.registry import MiddlewareSource
+from ..interrupts import Interrupt
+from ..testing import ScriptedModel
+
+__all__ = [
+    "AgentSetup",
+    "Capability",
+    "Harness",
+    "HookName",
+    "HostAgent",
+    "RunReport",
+]
+
+
+class Capability(enum.Enum):
+    """Something a host may or may not support. A harness declares the ones its host has.
+
+    A clause that needs a capability runs in full when the harness declares it. When it does
+    not, the clause checks what an honest host without it does instead, so nothing is skipped in
+    silence (each member says what that is).
+    """
+
+    AGENT_STREAM = "agent-stream stage"
+    """Handlers on the provisional ``AgentStreamStage`` run around each pass of the agent loop.
+
+    Undeclared: registering such a handler must fail at registration (when the harness builds
+    the agent) with an error naming the stage, so it is never silently ignored.
+    """
+
+    EVENT_STREAMING = "event-level streaming"
+    """Wrap handlers on a model call see the model's stream as this library's typed events (text
+    and tool-input deltas, the finished message, then the `ModelStopReason`), the same classes in
+    the same order as on the reference agent for the same script.
+
+    Undeclared: Wrap handlers must still see only this library's events, ending with the result.
+    """
+
+    HOOKS = "lifecycle hooks"
+    """The host has before/after hooks around model and tool calls, reported through
+    `HostAgent.hook_events`.
+
+    Undeclared: the hook clause has nothing to observe and says so in the table ("n/a").
+    """
+
+    RESUME_IN_ANOTHER_PROCESS = "resume in another process"
+    """A paused run saved with `HostAgent.save` resumes in a fresh Python process.
+
+    The kit starts ``python -m strands_middleware.conformance._fresh_process`` and loads the
+    harness there as ``<module>:<class>``, so the harness class must be importable and
+    constructible with no arguments. Undeclared: the saved run resumes in a fresh agent in this
+    process.
+    """
+
+
+HookName = Literal["before_model_call", "after_model_call", "before_tool_call", "after_tool_call"]
+"""The hook calls a harness reports, named for what they surround."""
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """Everything an agent of the host is built from.
+
+    Attributes:
+        script: The model's turns. Build the host's model with `Harness.model` from it: the model
+            must play the script's turns through ``script.stream(...)``, so that
+            ``script.requests`` records what the host sent the model.
+        tools: Plain functions (sync or ``async def``) with Google-style docstrings. Turn each
+            into the host's own tool, named after the function.
+        middleware: What to register, in this order, with the host's ``use()``.
+        system_prompt: The agent's system prompt.
+    """
+
+    script: ScriptedModel
+    tools: Sequence[Callable[..., Any]] = ()
+    middleware: Sequence[MiddlewareSource] = ()
+    system_prompt: str | None = None
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """How one run (or resume) ended.
+
+    Attributes:
+        stop_reason: The host's stop reason as a string (``"end_turn"``, ``"interrupt"``, ...).
+        message: The last assistant message (only its ``role`` and ``content`` are read).
+        interrupts: What the caller must answer before the run can go on, as this library's
+            `Interrupt` (id, name, reason), when the run paused.
+    """
+
+    stop_reason: str
+    message: Message
+    interrupts: Sequence[Interrupt] = ()
+
+    @property
+    def text(self) -> str:
+        """The text blocks of `message`, joined."""
+        return "".join(str(block.get("text", "")) for block in self.message["content"])
+
+
+class HostAgent(Protocol):
+    """One agent of the host, built by `Harness.build` or `Harness.restore`."""
+
+    async def run(self, prompt: str) -> RunReport:
+        """Run the agent on a user prompt to its end (or its pause).
+
+        A host that is paused on interrupts must refuse a fresh prompt by raising.
+        """
+        ...
+
+    async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
+        """Resume a paused run with interrupt answers.
+
+        ``responses`` are ``{"interruptResponse": {"interruptId": ..., "response": ...}}``
+        blocks, the resume prompt of this library's hosts. Pass them to the host as they are:
+        the kit also sends malformed ones, which the host must refuse by raising, leaving the
+        paused run as it was.
+        """
+        ...
+
+    def stream(self, prompt: str) -> AsyncIterator[object]:
+        """The same run as `run`, as the host's own event stream.
+
+        The kit stops reading it early (then calls its ``aclose()`` if it has one) and cancels
+        the task reading it, to check that the host closes every handler's generator.
+        """
+        ...
+
+    @property
+    def messages(self) -> Messages:
+        """The agent's history as the host holds it."""
+        ...
+
+    def hook_events(self) -> list[HookName]:
+        """The hook calls so far, in order (empty for a host without hooks)."""
+        ...
+
+    def save(self) -> Mapping[str, Any]:
+        """A paused run's state as JSON-ready data, for `Harness.restore`.
+
+        Two saves of an unchanged run must be equal (leave out timestamps): the kit compares a
+        save before and after a refused resume to check that nothing changed.
+        """
+        ...
+
+
+class Harness(Protocol):
+    """A host under test: how to build its agents from an `AgentSetup`.
+
+    Example:
+        ```python
+        class MyHarness:
+            name = "myframework"
+            capabilities = frozenset({Capability.HOOKS})
+
+            def model(self, script: ScriptedModel) -> object:
+                return MyFrameworkModelPlaying(script)
+
+            def build(self, setup: AgentSetup) -> HostAgent: ...
+            def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> HostAgent: ...
+        ```
+    """
+
+    @property
+    def name(self) -> str:
+        """The host's name, as the table shows it."""
+        ...
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """What the host supports (see `Capability`)."""
+        ...
+
+    def model(self, script: ScriptedModel) -> object:
+        """A model of the host's own shape that plays ``script``.
+
+        Handlers get it too: a clause points one model call at another model this way.
+        """
+        ...
+
+    def build(self, setup: AgentSetup) -> HostAgent:
+        """A fresh agent of the host, with ``setup.middleware`` registered in order.
+
+        Registration errors (a stage the host does not support) propagate from here.
+        """
+        ...
+
+    def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> HostAgent:
+        """A fresh agent built like `build`, continuing the paused run ``saved`` holds."""
+        ...

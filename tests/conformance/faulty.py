@@ -1,0 +1,162 @@
+"""Deliberately broken hosts: the reference agent with one fault each, for the kit to catch.
+
+Each is the reference harness with one thing done wrong, the way a real integration gets it
+wrong: Output handlers never registered, a stream that drops its generator instead of closing
+it, a resume that forgets the paused tool round, handlers fed the host's own objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
+from typing import Any
+
+from strands_middleware import InvokeModelContext, InvokeModelStage, TypedEvent
+from strands_middleware.conformance import AgentSetup, Capability
+from strands_middleware.conformance.harnesses.reference import ReferenceAgent, ReferenceHarness
+from strands_middleware.engine.handlers import MiddlewareNext
+from strands_middleware.engine.registry import MiddlewareSource
+from strands_middleware.engine.stage import Middleware
+from strands_middleware.events import ModelStopReason
+from strands_middleware.experimental import AgentStreamStage
+
+
+def _each(sources: Iterable[MiddlewareSource]) -> list[Middleware[Any, Any, Any]]:
+    """Every `Middleware` in ``sources``, catalog items opened up."""
+    found: list[Middleware[Any, Any, Any]] = []
+    for source in sources:
+        if isinstance(source, Middleware):
+            found.append(source)
+        else:
+            found.extend(_each(source))
+    return found
+
+
+class SkipsOutputHandlers(ReferenceHarness):
+    """Registers every handler except the Output ones."""
+
+    name = "skips-output"
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        kept = [m for m in _each(setup.middleware) if m.phase.kind != "Output"]
+        return super().build(AgentSetup(setup.script, setup.tools, kept, setup.system_prompt))
+
+
+_DROPPED: list[object] = []
+"""Streams the leaky host let go of without closing (kept alive, as a real leak would be)."""
+
+
+class _Unclosable:
+    """An event stream with no aclose(): stopping early leaves the run suspended."""
+
+    def __init__(self, stream: AsyncGenerator[Any, None]) -> None:
+        self._stream = stream
+        _DROPPED.append(stream)
+
+    def __aiter__(self) -> _Unclosable:
+        return self
+
+    async def __anext__(self) -> object:
+        return await self._stream.__anext__()
+
+
+class _LeakyAgent(ReferenceAgent):
+    def stream(self, prompt: str) -> AsyncIterator[object]:
+        return _Unclosable(self.agent.stream_async(prompt))
+
+
+class LeaksGenerators(ReferenceHarness):
+    """Hands out a stream that cannot be closed, so a stopped run's handlers stay open."""
+
+    name = "leaks-generators"
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        return _LeakyAgent(super().build(setup).agent)
+
+
+class _ForgetfulAgent(ReferenceAgent):
+    async def resume(self, responses: list[dict[str, Any]]) -> Any:
+        # The fault: the paused tool round is dropped, so the resume asks the model again.
+        self.agent.interrupt_state.pending_tool_execution = None
+        return await super().resume(responses)
+
+
+class ReasksModelOnResume(ReferenceHarness):
+    """Resumes a paused tool round by asking the model again instead of replaying the round."""
+
+    name = "reasks-model"
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        return _ForgetfulAgent(super().build(setup).agent)
+
+    def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> ReferenceAgent:
+        return _ForgetfulAgent(super().restore(setup, saved).agent)
+
+
+class NativeEvent(dict[str, Any]):
+    """The host's own event type, which handlers must never be given."""
+
+
+def _with_host_ids(context: InvokeModelContext) -> InvokeModelContext:
+    messages: Any = [{**message, "host_id": f"m{n}"} for n, message in enumerate(context.messages)]
+    return context.replace(messages=messages)
+
+
+async def _native_events(
+    context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+) -> AsyncGenerator[Any, None]:
+    async for event in next_fn(context):
+        yield event if isinstance(event, ModelStopReason) else NativeEvent(event)
+
+
+class HandsOverHostObjects(ReferenceHarness):
+    """Gives model-call handlers messages with a host-only key and the host's own events.
+
+    The fault sits around the handlers under test: an Input handler registered first (so every
+    other one sees its messages) and a Wrap handler registered last (so every other one sees
+    its events).
+    """
+
+    name = "hands-over-host-objects"
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        middleware = [
+            InvokeModelStage.input(_with_host_ids),
+            *setup.middleware,
+            InvokeModelStage.wrap(_native_events),
+        ]
+        return super().build(AgentSetup(setup.script, setup.tools, middleware, setup.system_prompt))
+
+
+class WithoutAgentStream(ReferenceHarness):
+    """Declares no agent-stream stage, and refuses its handlers when they are registered."""
+
+    name = "refuses-agent-stream"
+    capabilities = frozenset(Capability) - {Capability.AGENT_STREAM}
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        for middleware in _each(setup.middleware):
+            if middleware.stage is AgentStreamStage:
+                raise TypeError(
+                    "this host has no agentStream stage: AgentStreamStage handlers cannot run here"
+                )
+        return super().build(setup)
+
+
+class IgnoresAgentStream(ReferenceHarness):
+    """Declares no agent-stream stage, yet accepts (and runs) its handlers without a word."""
+
+    name = "ignores-agent-stream"
+    capabilities = frozenset(Capability) - {Capability.AGENT_STREAM}
+
+
+class Minimal(ReferenceHarness):
+    """Declares nothing: no hooks, no streaming, no agent-stream stage, one process only.
+
+    It still refuses agent-stream handlers, as a host without that stage must.
+    """
+
+    name = "minimal"
+    capabilities: frozenset[Capability] = frozenset()
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        return WithoutAgentStream().build(setup)

@@ -1,0 +1,226 @@
+"""The kit itself: its clauses, the runner's verdicts, the command line, the pytest base class."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from strands_middleware.conformance import (
+    BUILT_IN_HOSTS,
+    CLAUSES,
+    ClauseResult,
+    HostReport,
+    Outcome,
+    Trial,
+    load_harness,
+    run_clause,
+)
+from strands_middleware.conformance.__main__ import main
+from strands_middleware.conformance.clause import clause
+from strands_middleware.conformance.harnesses.reference import ReferenceHarness
+from strands_middleware.conformance.suite import ConformanceSuite
+
+from .faulty import SkipsOutputHandlers
+
+README = (Path(__file__).parents[2] / "README.md").read_text()
+_BY_ID = {c.id: c for c in CLAUSES}
+
+
+def test_the_kit_has_at_least_thirty_clauses_each_named_titled_and_cited() -> None:
+    assert len(CLAUSES) >= 30
+    assert len(_BY_ID) == len(CLAUSES)
+    for each in CLAUSES:
+        assert re.fullmatch(r"[a-z][a-z_]+", each.id)
+        assert each.title.endswith(".")
+        assert each.cites
+        assert all(re.match(r'(spec|README|DESIGN|issue \d+) "', cite) for cite in each.cites)
+
+
+def test_every_readme_section_a_clause_cites_exists() -> None:
+    headings = set(re.findall(r"^#+ (.+)$", README, re.MULTILINE))
+    cited = {
+        cite.split('"')[1] for each in CLAUSES for cite in each.cites if cite.startswith("README")
+    }
+    assert cited <= headings
+
+
+def test_a_host_raising_from_a_check_fails_the_clause_with_the_error() -> None:
+    result = run_clause(SkipsOutputHandlers(), _BY_ID["output_rewrite_reaches_the_history"])
+    assert result.outcome is Outcome.FAIL
+    assert result.detail == "the run ended with 'Original.'"
+
+    @clause('README "Human in the loop"')
+    async def host_raises(trial: Trial) -> None:
+        """The host raises."""
+        raise KeyError("deep inside the host")
+
+    raised = run_clause(ReferenceHarness(), host_raises)
+    assert (raised.outcome, raised.detail) == (
+        Outcome.FAIL,
+        "the host raised KeyError: 'deep inside the host'",
+    )
+
+
+def test_a_host_that_never_finishes_fails_the_clause_at_the_time_limit() -> None:
+    @clause('README "Human in the loop"')
+    async def host_hangs(trial: Trial) -> None:
+        """The host never answers."""
+        await asyncio.Event().wait()
+
+    result = run_clause(ReferenceHarness(), host_hangs, time_limit=0.01)
+    assert (result.outcome, result.detail) == (Outcome.FAIL, "the host did not finish in 0.01 s")
+
+
+def test_a_clause_needs_a_docstring_and_a_citation() -> None:
+    async def undocumented(trial: Trial) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="needs a docstring and at least one citation"):
+        clause('README "Human in the loop"')(undocumented)
+
+
+def _report(outcome: Outcome, known: dict[str, str]) -> HostReport:
+    first = CLAUSES[0]
+    return HostReport("host", (ClauseResult(first, outcome),), known)
+
+
+def test_a_report_is_ok_when_exactly_the_known_failures_fail() -> None:
+    first = CLAUSES[0].id
+    assert _report(Outcome.PASS, {}).ok
+    assert _report(Outcome.NOT_APPLICABLE, {}).ok
+    assert not _report(Outcome.FAIL, {}).ok
+    assert _report(Outcome.FAIL, {first: "issue 1"}).ok
+    assert not _report(Outcome.PASS, {first: "issue 1"}).ok
+    assert not _report(Outcome.PASS, {"no_such_clause": "issue 1"}).ok
+
+
+def test_load_harness_knows_the_built_in_hosts_and_module_paths() -> None:
+    assert load_harness("reference").name == "reference"
+    assert load_harness("tests.conformance.faulty:SkipsOutputHandlers").name == "skips-output"
+    assert set(BUILT_IN_HOSTS) == {"reference", "strands"}
+    with pytest.raises(ValueError, match=r"unknown host 'nope': name one of reference, strands"):
+        load_harness("nope")
+    with pytest.raises(TypeError, match="not a harness"):
+        load_harness("tests.conformance.faulty:NativeEvent")
+
+
+def test_the_command_line_prints_the_table_and_exits_zero_when_all_pass(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["reference", "--clause", "phases_run_input_wrap_output"]) == 0
+    out = capsys.readouterr().out
+    assert '| 1 | `phases_run_input_wrap_output` | README "Stages and phases" | pass |' in out
+    assert "reference: 1 clauses, 1 pass, 0 fail, 0 known failures, 0 n/a" in out
+
+
+def test_the_command_line_exits_one_when_a_clause_fails(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    faulty = "tests.conformance.faulty:SkipsOutputHandlers"
+    assert main([faulty, "--clause", "output_rewrite_reaches_the_history"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL output_rewrite_reaches_the_history: the run ended with 'Original.'" in out
+
+
+def test_the_command_line_holds_the_known_failures_list_true(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    known = "tests.conformance.test_hosts:KNOWN_FAILURES"
+    clauses = ["--clause", "phases_run_input_wrap_output"]
+    clauses += ["--clause", "handlers_closed_innermost_first_on_early_stop"]
+    assert main(["strands", "--known-failures", known, *clauses]) == 0
+    assert "FAIL (known)" in capsys.readouterr().out
+    # No failure is known for the "skips-output" host, so the clause it breaks fails openly.
+    output_clauses = ["--clause", "phases_run_input_wrap_output"]
+    faulty = "tests.conformance.faulty:SkipsOutputHandlers"
+    assert main([faulty, "--known-failures", known, *output_clauses]) == 1
+    assert "FAIL phases_run_input_wrap_output" in capsys.readouterr().out
+
+
+def test_the_command_line_lists_every_clause_with_what_it_checks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--list"]) == 0
+    out = capsys.readouterr().out
+    for each in CLAUSES:
+        assert f"{each.id}: {each.title}" in out
+    assert "[needs: lifecycle hooks]" in out
+
+
+def test_the_module_runs_from_a_shell() -> None:
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "strands_middleware.conformance",
+            "reference",
+            "--clause",
+            "wrap_short_circuit_skips_the_model",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert '`wrap_short_circuit_skips_the_model` | spec "Result encoding" | pass |' in (
+        completed.stdout
+    )
+
+
+def test_the_kit_needs_strands_only_for_the_strands_host() -> None:
+    code = (
+        "import sys; sys.modules['strands'] = None\n"
+        "from strands_middleware.conformance import load_harness\n"
+        "print(load_harness('reference').name)\n"
+        "load_harness('strands')\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert completed.stdout.strip() == "reference"
+    assert 'pip install "strands-middleware[strands]"' in completed.stderr
+
+
+class _ListsAPassingClause(ConformanceSuite):
+    harness = ReferenceHarness()
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "phases_run_input_wrap_output": "issue 0: imagined"
+    }
+
+
+class _FaultyWithoutList(ConformanceSuite):
+    harness = SkipsOutputHandlers()
+    known_failures: ClassVar[Mapping[str, str]] = {
+        "output_rewrite_reaches_the_history": "issue 0: the fault"
+    }
+
+
+def test_the_suite_fails_a_known_failure_that_passes() -> None:
+    with pytest.raises(pytest.fail.Exception, match="remove it from known_failures"):
+        _ListsAPassingClause().test_clause(_BY_ID["phases_run_input_wrap_output"])
+
+
+def test_the_suite_marks_a_known_failure_that_fails_as_xfail() -> None:
+    with pytest.raises(pytest.xfail.Exception, match="issue 0: the fault: the run ended with"):
+        _FaultyWithoutList().test_clause(_BY_ID["output_rewrite_reaches_the_history"])
+
+
+def test_the_suite_fails_an_unlisted_failure_with_the_clause_and_its_citation() -> None:
+    with pytest.raises(pytest.fail.Exception, match=r"phases_run_input_wrap_output \(README"):
+        _FaultyWithoutList().test_clause(_BY_ID["phases_run_input_wrap_output"])
+
+
+def test_the_suite_refuses_a_known_failure_naming_no_clause() -> None:
+    class Misspelt(ConformanceSuite):
+        harness = ReferenceHarness()
+        known_failures: ClassVar[Mapping[str, str]] = {"phase_order": "issue 0"}
+
+    with pytest.raises(AssertionError, match=r"known_failures names no clause: \['phase_order'\]"):
+        Misspelt().test_known_failures_name_clauses()
