@@ -98,7 +98,7 @@ class RedactedStream:
                 self._block = block
             self._raw_template = event
             self._pending += text
-            released = self._release(final=False)
+            released = self._release(final=False) if self._due() else ""
             self._echo, self._echo_text = text, released
             if released:
                 out.append(_with_raw_text(event, released))
@@ -112,7 +112,7 @@ class RedactedStream:
             # A text delta no raw chunk announced (a handler's own): it joins the buffer.
             self._echo = None
             self._pending += delta
-            released = self._release(final=False)
+            released = self._release(final=False) if self._due() else ""
             return [_with_delta_text(event, released)] if released else []
         self._echo = None
         if isinstance(event, ModelMessageEvent):
@@ -134,6 +134,16 @@ class RedactedStream:
             if self._delta_template is not None:
                 out.append(_with_delta_text(self._delta_template, released))
         return out
+
+    def _due(self) -> bool:
+        """Whether the buffer is worth masking now: it holds a window beyond the one kept back.
+
+        Every release masks the whole buffer with every pattern, so releasing on each delta of a
+        few characters would scan the same window over and over; waiting until a window's worth
+        can go out scans each character a bounded number of times. Text then goes out in runs
+        of at least ``window`` characters.
+        """
+        return len(self._pending) >= 2 * self._window
 
     def _release(self, *, final: bool) -> str:
         """Mask and return the buffered text no match can reach back into (all of it if final)."""
@@ -160,14 +170,16 @@ class _Tracked:
 
     Character ``i`` stands for the span ``[lo[i], hi[i])`` of the buffered text as the model
     wrote it: one character of its own, or, inside a replacement, the whole match it replaced.
+    Until a pattern replaces something, every character stands for itself (``lo`` and ``hi`` are
+    ``None``): that is nearly every delta of a stream, and it keeps the bookkeeping to slicing.
     """
 
     __slots__ = ("hi", "lo", "text")
 
     def __init__(self, text: str, lo: list[int] | None = None, hi: list[int] | None = None) -> None:
         self.text = text
-        self.lo = list(range(len(text))) if lo is None else lo
-        self.hi = list(range(1, len(text) + 1)) if hi is None else hi
+        self.lo = lo
+        self.hi = hi
 
     def substituted(
         self,
@@ -187,6 +199,8 @@ class _Tracked:
         lo: list[int] = []
         hi: list[int] = []
         last = 0
+        own_lo: list[int] | None = None
+        own_hi: list[int] | None = None
         for match in pattern.finditer(whole, offset):
             begin, finish = match.start() - offset, match.end() - offset
             span = self._span(begin, finish)
@@ -194,18 +208,31 @@ class _Tracked:
             replaced = substitute(match)
             if replaced == match.group(0):
                 continue
+            if own_lo is None or own_hi is None:
+                own_lo, own_hi = self._bounds()
             parts += (self.text[last:begin], replaced)
-            lo += self.lo[last:begin]
+            lo += own_lo[last:begin]
             lo += [span[0]] * len(replaced)
-            hi += self.hi[last:begin]
+            hi += own_hi[last:begin]
             hi += [span[1]] * len(replaced)
             last = finish
-        if not parts:
+        if own_lo is None or own_hi is None:
             return self
         parts.append(self.text[last:])
-        return _Tracked("".join(parts), lo + self.lo[last:], hi + self.hi[last:])
+        return _Tracked("".join(parts), lo + own_lo[last:], hi + own_hi[last:])
+
+    def _bounds(self) -> tuple[list[int], list[int]]:
+        if self.lo is not None and self.hi is not None:
+            return self.lo, self.hi
+        size = len(self.text)
+        return list(range(size)), list(range(1, size + 1))
 
     def _span(self, begin: int, finish: int) -> tuple[int, int]:
+        if self.lo is None or self.hi is None:  # every character stands for itself
+            if begin == finish:
+                at = min(begin, len(self.text))
+                return at, at
+            return begin, finish
         if begin == finish:  # an empty match stands for no text, at the place it is found
             at = self.lo[begin] if begin < len(self.lo) else (self.hi[-1] if self.hi else 0)
             return at, at
@@ -213,6 +240,8 @@ class _Tracked:
 
     def up_to(self, end: int) -> str:
         """The characters that stand for text before ``end`` (no replacement crosses it)."""
+        if self.hi is None:
+            return self.text[:end]
         return "".join(char for char, hi in zip(self.text, self.hi, strict=True) if hi <= end)
 
 
@@ -230,17 +259,19 @@ def _safe_end(limit: int, spans: list[tuple[int, int]]) -> int:
 
 
 def _raw_text_delta(event: Mapping[str, Any]) -> tuple[object, str] | None:
+    # Exact dict tests rather than Mapping: this runs on every event of every model call, and
+    # events and Converse chunks are dicts (an ABC check costs several times as much).
     chunk = event.get("event")
-    if not isinstance(chunk, Mapping):
+    if not isinstance(chunk, dict):
         return None
-    body = cast("Mapping[str, Any]", chunk).get("contentBlockDelta")
-    if not isinstance(body, Mapping):
+    body = cast("dict[str, Any]", chunk).get("contentBlockDelta")
+    if not isinstance(body, dict):
         return None
-    fields = cast("Mapping[str, Any]", body)
+    fields = cast("dict[str, Any]", body)
     delta = fields.get("delta")
-    if not isinstance(delta, Mapping):
+    if not isinstance(delta, dict):
         return None
-    text = cast("Mapping[str, Any]", delta).get("text")
+    text = cast("dict[str, Any]", delta).get("text")
     if not isinstance(text, str):
         return None
     return fields.get("contentBlockIndex"), text
@@ -253,9 +284,9 @@ def _delta_text(event: Mapping[str, Any]) -> str | None:
 
 def _ends_block(event: Mapping[str, Any]) -> bool:
     chunk = event.get("event")
-    if not isinstance(chunk, Mapping):
+    if not isinstance(chunk, dict):
         return False
-    keys = cast("Mapping[str, Any]", chunk)
+    keys = cast("dict[str, Any]", chunk)
     return "contentBlockStop" in keys or "contentBlockStart" in keys or "messageStop" in keys
 
 

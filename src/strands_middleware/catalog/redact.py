@@ -33,8 +33,10 @@ the rest of the block goes out, masked, when the block ends. Masking sees the te
 out, so lookbehinds work across deltas. What this guarantees: every match that lies within
 ``stream_window`` characters of its start, and every match that already matches before its text
 reaches that length (an API key, say), is masked in the stream exactly as in the message, so the
-deltas joined are the masked message. What it costs: a UI shows text up to ``stream_window``
-characters late. Only text is streamed this way; tool-call input fragments
+deltas joined are the masked message. What it costs: a UI shows text up to twice
+``stream_window`` characters late, in runs of at least ``stream_window`` characters (the buffer
+is masked once a window's worth can go out, not on every delta, which would rescan the same
+text for each one). Only text is streamed this way; tool-call input fragments
 (`ToolUseDeltaEvent`) and reasoning deltas pass through, as they do in the message. Handlers
 registered before `Redact` see the masked stream, handlers after it the model's own; the result
 is masked for all of them.
