@@ -25,6 +25,7 @@ __all__ = [
     "Capability",
     "Harness",
     "HookName",
+    "HookRecorder",
     "HostAgent",
     "RunReport",
 ]
@@ -205,3 +206,18 @@ class Harness(Protocol):
     def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> HostAgent:
         """A fresh agent built like `build`, continuing the paused run ``saved`` holds."""
         ...
+
+
+class HookRecorder:
+    """A hook callback that notes the name of its hook in a log each time the hook fires.
+
+    What a harness registers on its host's hooks to report `RunReport.hooks`: one per hook the
+    kit checks, all appending to the same list.
+    """
+
+    def __init__(self, log: list[HookName], name: HookName) -> None:
+        self._log = log
+        self._name: HookName = name
+
+    def __call__(self, event: object) -> None:
+        self._log.append(self._name)

@@ -17,7 +17,7 @@ from strands.hooks import (
     BeforeToolCallEvent,
 )
 
-from ...conformance.harness import AgentSetup, Capability, HookName, RunReport
+from ...conformance.harness import AgentSetup, Capability, HookName, HookRecorder, RunReport
 from ...content import Messages
 from ...interrupts import Interrupt
 from ...testing import ScriptedModel
@@ -34,17 +34,6 @@ _HOOKS: dict[type[Any], HookName] = {
 }
 
 
-class _HookRecorder:
-    """A strands hook callback noting that its hook fired."""
-
-    def __init__(self, log: list[HookName], name: HookName) -> None:
-        self._log = log
-        self._name: HookName = name
-
-    def __call__(self, event: Any) -> None:
-        self._log.append(self._name)
-
-
 class StrandsAgent:
     """A ``strands.Agent`` behind the kit's `HostAgent` interface."""
 
@@ -52,7 +41,7 @@ class StrandsAgent:
         self.agent = agent
         self._hooks: list[HookName] = []
         for event_type, name in _HOOKS.items():
-            agent.add_hook(_HookRecorder(self._hooks, name), event_type)
+            agent.add_hook(HookRecorder(self._hooks, name), event_type)
 
     async def run(self, prompt: str) -> RunReport:
         return _report(await self.agent.invoke_async(prompt))

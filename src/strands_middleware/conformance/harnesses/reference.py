@@ -19,7 +19,7 @@ from ...content import Messages
 from ...host.interrupt_state import InterruptState
 from ...testing import ScriptedModel
 from ...tools import tool
-from ..harness import AgentSetup, Capability, HookName, RunReport
+from ..harness import AgentSetup, Capability, HookName, HookRecorder, RunReport
 
 __all__ = ["ReferenceAgent", "ReferenceHarness"]
 
@@ -31,17 +31,6 @@ _HOOKS: dict[type[HookEvent], HookName] = {
 }
 
 
-class _HookRecorder:
-    """A hook callback noting that its hook fired."""
-
-    def __init__(self, log: list[HookName], name: HookName) -> None:
-        self._log = log
-        self._name: HookName = name
-
-    def __call__(self, event: object) -> None:
-        self._log.append(self._name)
-
-
 class ReferenceAgent:
     """A reference `Agent` behind the kit's `HostAgent` interface."""
 
@@ -49,7 +38,7 @@ class ReferenceAgent:
         self.agent = agent
         self._hooks: list[HookName] = []
         for event_type, name in _HOOKS.items():
-            agent.add_hook(event_type, _HookRecorder(self._hooks, name))
+            agent.add_hook(event_type, HookRecorder(self._hooks, name))
 
     async def run(self, prompt: str) -> RunReport:
         return _report(await self.agent.invoke_async(prompt))
