@@ -24,9 +24,6 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from strands.interrupt import Interrupt as HostInterrupt
-from strands.interrupt import InterruptException as HostInterruptException
-from strands.telemetry import EventLoopMetrics
 from strands.types import events as host_events
 
 from ...events import (
@@ -42,10 +39,15 @@ from ...events import (
     ToolUseDeltaEvent,
     TypedEvent,
 )
-from ...exceptions import InterruptException
-from ...interrupts import Interrupt
 from . import _seams as seams
-from ._converse import MESSAGE_KEYS, host_item, view
+from ._crossing import Crossing
+from ._interrupts import (
+    interrupt_exception_in,
+    interrupt_exception_out,
+    interrupt_in,
+    interrupt_out,
+    interrupts_out,
+)
 
 __all__ = [
     "INBOUND",
@@ -65,14 +67,6 @@ __all__ = [
 Translate = Callable[[Any, "Crossing"], Any]
 """One direction of one event class: ``(event, crossing) -> translated`` (``None``: drop it)."""
 
-_USAGE_KEYS = (
-    "inputTokens",
-    "outputTokens",
-    "totalTokens",
-    "cacheReadInputTokens",
-    "cacheWriteInputTokens",
-)
-
 
 class HostEvent(TypedEvent):
     """A strands stream event with no counterpart in this library, carried through handlers.
@@ -87,175 +81,6 @@ class HostEvent(TypedEvent):
     def __init__(self, host: Mapping[str, Any]) -> None:
         super().__init__(host)
         self.host = host
-
-
-# --------------------------------------------------------------------------------------------
-# Interrupts
-# --------------------------------------------------------------------------------------------
-
-
-def interrupt_in(interrupt: Any) -> Interrupt:
-    """A strands interrupt as this library's."""
-    return Interrupt(
-        id=interrupt.id, name=interrupt.name, reason=interrupt.reason, response=interrupt.response
-    )
-
-
-def interrupt_out(interrupt: Interrupt) -> HostInterrupt:
-    """This library's interrupt as a strands one."""
-    return HostInterrupt(
-        id=interrupt.id, name=interrupt.name, reason=interrupt.reason, response=interrupt.response
-    )
-
-
-def _interrupts_out(ours: Any, hosts: Any) -> Any:
-    """strands' own list when ``ours`` still says what ``hosts`` said, else new interrupts."""
-    if ours is None:
-        return None
-    if (
-        hosts is not None
-        and len(ours) == len(hosts)
-        and all(interrupt_in(host) == mine for mine, host in zip(ours, hosts, strict=True))
-    ):
-        return hosts
-    return [interrupt_out(interrupt) for interrupt in ours]
-
-
-def interrupt_exception_in(error: HostInterruptException) -> InterruptException:
-    """A strands interrupt exception as the one handlers see."""
-    return InterruptException(interrupt_in(error.interrupt))
-
-
-def interrupt_exception_out(error: InterruptException) -> HostInterruptException:
-    """Our interrupt exception as the one strands registers."""
-    return HostInterruptException(interrupt_out(error.interrupt))
-
-
-# --------------------------------------------------------------------------------------------
-# The state of one stage invocation
-# --------------------------------------------------------------------------------------------
-
-
-def _usage_sum(base: Mapping[str, Any], change: Mapping[str, Any], sign: int = 1) -> Any:
-    keys = [key for key in _USAGE_KEYS if key in base or key in change]
-    return {key: base.get(key, 0) + sign * change.get(key, 0) for key in keys}
-
-
-class Crossing:
-    """What one stage invocation's translations share.
-
-    * The Converse views of messages handed out in events, so a handler-built event that carries
-      one returns strands' own message (`host_message`).
-    * For the agent-stream stage, the pass's figures. strands' stop event carries the agent's
-      ``EventLoopMetrics``, whose totals run over every invocation of the agent; handlers see
-      what the pass itself consumed (as on the reference agent): the change of those totals
-      since the pass began. A stop event a handler returns with other figures goes back with
-      the totals (and this invocation's usage) moved by the difference, on a copy of the metrics,
-      so ``AgentResult`` and telemetry report what the handler returned.
-    """
-
-    __slots__ = (
-        "_latency_at_start",
-        "_metrics_in",
-        "_stop",
-        "_usage_at_start",
-        "_usage_in",
-        "_views",
-        "agent",
-        "invocation_state",
-    )
-
-    def __init__(self, agent: Any, invocation_state: Any) -> None:
-        self.agent = agent
-        self.invocation_state = invocation_state
-        self._views: dict[int, tuple[Any, Any]] = {}
-        self._usage_at_start: Any = {}
-        self._latency_at_start: Any = 0
-        self._stop: Any = None
-        self._usage_in: Any = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
-        self._metrics_in: Any = {"latencyMs": 0}
-
-    def begin_pass(self) -> None:
-        """Take the agent's totals before the pass runs."""
-        metrics: Any = getattr(self.agent, "event_loop_metrics", None)
-        if metrics is not None:
-            self._usage_at_start = dict(metrics.accumulated_usage)
-            self._latency_at_start = metrics.accumulated_metrics.get("latencyMs", 0)
-
-    # -- messages ------------------------------------------------------------------------------
-
-    def message_view(self, message: Any) -> Any:
-        """A Converse view of a strands message, remembered for the way back."""
-        shown = view(message, MESSAGE_KEYS)
-        self._views[id(shown)] = (shown, message)
-        return shown
-
-    def host_message(self, message: Any) -> Any:
-        """What goes back to strands for a message a handler passes on."""
-        origin = self._views.get(id(message))
-        if origin is None or origin[0] is not message:
-            return message
-        return host_item(message, origin[1], MESSAGE_KEYS)
-
-    # -- the pass's figures --------------------------------------------------------------------
-
-    def stop_in(self, host: Any) -> tuple[Any, Any]:
-        """Remember the pass's stop event; return its usage and metrics as handlers see them."""
-        self._stop = host
-        metrics: Any = host["stop"][2]
-        usage = _usage_sum(metrics.accumulated_usage, self._usage_at_start, -1)
-        latency = {
-            "latencyMs": metrics.accumulated_metrics.get("latencyMs", 0) - self._latency_at_start
-        }
-        self._usage_in = usage
-        self._metrics_in = latency
-        return dict(usage), dict(latency)
-
-    def same_figures(self, usage: Any, metrics: Any) -> bool:
-        """Whether ``usage`` and ``metrics`` are still what handlers were shown."""
-        same: bool = usage == self._usage_in and metrics == self._metrics_in
-        return same
-
-    def stop_out(self, event: EventLoopStopEvent) -> Any:
-        """A strands stop event for one a handler changed or built."""
-        stop_reason, message, usage, metrics, interrupts = event["stop"]
-        base = self._stop
-        if base is not None:
-            _r, _m, figures, request_state, host_interrupts, structured, checkpoint = base["stop"]
-        else:
-            figures = getattr(self.agent, "event_loop_metrics", None)
-            request_state = self.invocation_state.get("request_state", {})
-            host_interrupts = structured = checkpoint = None
-        if figures is None or not self.same_figures(usage, metrics):
-            figures = self._figures(figures, usage, metrics)
-        return seams.EventLoopStopEvent(
-            stop_reason,
-            self.host_message(message),
-            figures,
-            request_state,
-            _interrupts_out(interrupts, host_interrupts),
-            structured,
-            checkpoint,
-        )
-
-    def _figures(self, figures: Any, usage: Any, metrics: Any) -> Any:
-        """A copy of ``figures`` moved by the difference between what handlers saw and return."""
-        if figures is None:
-            figures = EventLoopMetrics()
-        change = _usage_sum(usage, self._usage_in, -1)
-        moved = copy.copy(figures)
-        moved.accumulated_usage = _usage_sum(figures.accumulated_usage, change)
-        moved.accumulated_metrics = {
-            **figures.accumulated_metrics,
-            "latencyMs": figures.accumulated_metrics.get("latencyMs", 0)
-            + metrics.get("latencyMs", 0)
-            - self._metrics_in.get("latencyMs", 0),
-        }
-        if figures.agent_invocations:
-            invocation = copy.copy(figures.agent_invocations[-1])
-            invocation.usage = _usage_sum(invocation.usage, change)
-            moved.agent_invocations = [*figures.agent_invocations[:-1], invocation]
-        return moved
 
 
 # --------------------------------------------------------------------------------------------
@@ -608,7 +433,7 @@ def _tool_result_in_out(event: Any, crossing: Crossing) -> Any:
 def _tool_interrupt_out(event: Any, crossing: Crossing, hosts: Any = None) -> Any:
     payload = event["tool_interrupt_event"]
     return seams.ToolInterruptEvent(
-        payload["tool_use"], _interrupts_out(payload["interrupts"], hosts)
+        payload["tool_use"], interrupts_out(payload["interrupts"], hosts)
     )
 
 
@@ -621,7 +446,7 @@ def _tool_interrupt_in_out(event: Any, crossing: Crossing) -> Any:
         and event.get("tool_interrupt_event") is payload
         and len(payload) == 2
         and payload.get("tool_use") is host["tool_interrupt_event"]["tool_use"]
-        and _interrupts_out(payload.get("interrupts"), hosts) is hosts
+        and interrupts_out(payload.get("interrupts"), hosts) is hosts
     ):
         return host
     return _tool_interrupt_out(event, crossing, hosts)
@@ -640,7 +465,7 @@ def _loop_stop_in_out(event: Any, crossing: Crossing) -> Any:
         if (
             crossing.host_message(message) is host_stop[1]
             and crossing.same_figures(usage, metrics)
-            and _interrupts_out(interrupts, host_stop[4]) is host_stop[4]
+            and interrupts_out(interrupts, host_stop[4]) is host_stop[4]
         ):
             return host
     return crossing.stop_out(event)
