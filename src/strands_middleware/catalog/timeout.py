@@ -140,6 +140,7 @@ class Timeout(CatalogMiddleware):
             # so then the timer is re-armed before each wait from what that clock says is left.
             alarm = _Alarm(self.seconds)
             cancelling = alarm.cancelling
+            fixed = self._fixed_clock
             settled = False  # the result or an interrupt has been forwarded
             cause: BaseException | None = None
             stream = next_fn(context)
@@ -149,11 +150,10 @@ class Timeout(CatalogMiddleware):
                     remaining = deadline - clock()
                     if remaining <= 0 or alarm.expired:
                         break
-                    if not self._fixed_clock:
+                    if not fixed:
                         alarm.rearm(remaining)
-                    # The alarm's state is set inline rather than through methods: this runs
-                    # once per streamed event, and the call a method costs would show.
-                    alarm.base = cancelling()
+                    # Set inline rather than through a method: this runs once per streamed
+                    # event, and the call a method costs would show.
                     alarm.waiting = True
                     try:
                         event = await next_event()
@@ -203,14 +203,17 @@ class Timeout(CatalogMiddleware):
 class _Alarm:
     """The deadline's timer: cancels the task when it rings, but only while the handler waits.
 
-    The handler sets `waiting` (and `base`, the task's cancellation count) around each wait for
-    the inner chain. A ring that lands while the consumer holds an event cancels nothing; it
-    marks the deadline `expired`, and the handler stops before it waits again.
+    The handler sets `waiting` around each wait for the inner chain. A ring that lands while the
+    consumer holds an event cancels nothing; it marks the deadline `expired`, and the handler
+    stops before it waits again.
 
     Invariant: the alarm cancels the task at most once, only while `waiting`, and `take_back`
     withdraws that cancellation, so the task's cancellation count after a call is what it was
-    before, whatever the alarm did. A count above `base` after a wait means someone else asked
-    to cancel the task: that request is passed on, never taken for the deadline.
+    before, whatever the alarm did. A count above `base` (the count when the call began, as
+    ``asyncio.timeout`` keeps it) means someone else asked to cancel the task: that request is
+    passed on, never taken for the deadline. Reading the count once per call rather than once per
+    wait is what ``asyncio.timeout`` does too; it misreads only a cancellation that consumer code
+    caught without ``uncancel()`` earlier in the same call, which then wins over the deadline.
     """
 
     __slots__ = ("_handle", "_task", "base", "cancelling", "expired", "rang", "waiting")
@@ -222,7 +225,8 @@ class _Alarm:
         self._task = task
         self.cancelling = _cancelling_of(task)
         """The task's count of cancellation requests (always 0 on Python 3.10)."""
-        self.base = 0
+        self.base = self.cancelling()
+        """The count when the call began (what ``asyncio.timeout`` also compares against)."""
         self.rang = False
         self.waiting = False
         self.expired = False
