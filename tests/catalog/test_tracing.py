@@ -442,6 +442,63 @@ def test_with_a_placeholder_span_events_pass_through_unchanged_and_nothing_is_cu
     assert inside and all(not s.get_span_context().is_valid for s in inside)
 
 
+def layer_below(*middleware: Any) -> str:
+    """The name of the stream an outer Wrap handler gets from ``next_fn``, over ``middleware``."""
+    seen: list[str] = []
+
+    async def outer(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        stream = next_fn(context)
+        seen.append(stream.__qualname__)
+        async for event in stream:
+            yield event
+
+    async def inner(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            yield event
+
+    registry = MiddlewareRegistry()
+    registry.use(InvokeModelStage.wrap(outer), *middleware, InvokeModelStage.wrap(inner))
+
+    async def run() -> None:
+        context = model_context(ScriptedModel([text_turn("hello")]))
+        async for _ in registry.invoke(InvokeModelStage, context, invoke_model_terminal):
+            pass
+
+    asyncio.run(run())
+    [name] = seen
+    return name
+
+
+def test_a_no_op_tracer_adds_no_layer_to_the_call() -> None:
+    # Its spans would be placeholders: the outer handler iterates the inner handler directly.
+    assert layer_below(Tracing(tracer=trace.NoOpTracer())).endswith("inner")
+
+
+def test_a_recording_tracer_is_a_layer_of_the_call(tracer: trace.Tracer) -> None:
+    assert layer_below(Tracing(tracer=tracer)) == "Tracing[invokeModel]"
+
+
+def test_the_global_tracer_records_once_a_provider_is_set_after_tracing_was_created(
+    exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tracing = Tracing(tracer_name="set-later")
+    agent = Agent(model=ScriptedModel([text_turn("hello")]), middleware=[tracing])
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        pytest.fail("a test set the global tracer provider: that is one-shot for the process")
+    agent("before")  # no provider yet: nothing to record, nothing recorded
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    # What trace.set_tracer_provider() does, undone after the test (it is once per process).
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+    agent.model = ScriptedModel([text_turn("again")])
+    agent("after")
+    assert [span.name for span in spans(exporter)] == [INVOKE_MODEL_SPAN]
+
+
 def test_a_sampled_out_span_is_still_the_parent_of_what_runs_inside_the_call(
     exporter: InMemorySpanExporter, otel_errors: None
 ) -> None:

@@ -185,6 +185,32 @@ async def test_each_next_fn_call_opens_a_fresh_inner_chain(
     assert probe.closed() == ["terminal2", "inner", "terminal1", "inner"]
 
 
+async def test_a_plain_function_returning_next_fn_adds_no_layer(
+    registry: MiddlewareRegistry, probe: Probe
+) -> None:
+    handed: list[AsyncIterator[Event]] = []
+
+    def pass_through(context: str, next_fn: MiddlewareNext[str, Event]) -> AsyncIterator[Event]:
+        return next_fn(context)
+
+    async def outer(
+        context: str, next_fn: MiddlewareNext[str, Event]
+    ) -> AsyncGenerator[Event, None]:
+        stream = next_fn(context)
+        handed.append(stream)
+        async for event in stream:
+            yield event
+
+    registry.add_middleware(STAGE, outer)
+    registry.add_middleware(STAGE, pass_through)
+    registry.add_middleware(STAGE, probe.wrap("inner"))
+    async with aclosing(registry.invoke(STAGE, "c", probe.terminal())) as stream:
+        assert await stream.__anext__() == Event(chunk=1)
+    [inner] = handed
+    assert inner.__qualname__.endswith("handler")  # the inner handler's own generator
+    assert probe.closed() == ["terminal", "inner"]  # closed once each, innermost first
+
+
 async def test_short_circuit_never_opens_the_terminal(
     registry: MiddlewareRegistry, probe: Probe
 ) -> None:

@@ -43,7 +43,7 @@ OpenTelemetry's own no-op.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..engine.handlers import MiddlewareNext
@@ -154,24 +154,40 @@ class Tracing(CatalogMiddleware):
             )
 
         return [
-            InvokeModelStage.wrap(_spanning(model_span, f"Tracing[{InvokeModelStage.name}]")),
-            ExecuteToolStage.wrap(_spanning(tool_span, f"Tracing[{ExecuteToolStage.name}]")),
+            InvokeModelStage.wrap(
+                _spanning(tracer, model_span, f"Tracing[{InvokeModelStage.name}]")
+            ),
+            ExecuteToolStage.wrap(
+                _spanning(tracer, tool_span, f"Tracing[{ExecuteToolStage.name}]")
+            ),
         ]
 
 
 def _spanning(
-    start: Callable[[Any], Span], qualname: str
-) -> Callable[[Any, MiddlewareNext[Any, TypedEvent]], AsyncGenerator[TypedEvent, None]]:
+    tracer: Tracer, start: Callable[[Any], Span], qualname: str
+) -> Callable[[Any, MiddlewareNext[Any, TypedEvent]], AsyncIterator[TypedEvent]]:
     """A Wrap handler that runs the call inside the span ``start`` opens, and ends it.
 
-    The loop is written out here rather than delegated to a helper generator: a helper would be
-    one more hop per event, and one the chain does not know to close when the consumer stops
-    early.
+    The handler is a plain function that decides per call whether to be a layer at all. While
+    ``tracer`` is OpenTelemetry's no-op (the API with no SDK, or the global tracer before a
+    provider is set) its spans are placeholders and nothing would be recorded, so it returns
+    ``next_fn(context)`` itself and the chain hands the inner stream straight on: no span, no
+    hop per event (see `strands_middleware.engine.handlers.MiddlewareHandler`). Otherwise the
+    call runs in `spanned`. Its loop is written out rather than delegated to a helper generator:
+    a helper would be one more hop per event, and one the chain does not know to close when the
+    consumer stops early.
     """
     from opentelemetry.context import attach, detach
     from opentelemetry.trace import set_span_in_context
 
-    async def traced(
+    records_nothing = _no_op_check(tracer)
+
+    def traced(context: Any, next_fn: MiddlewareNext[Any, TypedEvent]) -> AsyncIterator[TypedEvent]:
+        if records_nothing():
+            return next_fn(context)
+        return spanned(context, next_fn)
+
+    async def spanned(
         context: Any, next_fn: MiddlewareNext[Any, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
         record = _CallRecord(start(context))
@@ -222,7 +238,27 @@ def _spanning(
             record.span.end()
 
     traced.__qualname__ = qualname
+    spanned.__qualname__ = qualname
     return traced
+
+
+def _no_op_check(tracer: Tracer) -> Callable[[], bool]:
+    """A check, cheap enough for every call, of whether ``tracer`` gives only placeholders.
+
+    OpenTelemetry's `NoOpTracer` always does. The global tracer (a `ProxyTracer`) does until an
+    application sets a tracer provider, which it may do after this `Tracing` was created, so
+    that is asked on each call. Any other tracer may record: its calls take the spanning path,
+    which still passes events straight through when a span turns out to be a placeholder.
+    """
+    from opentelemetry import trace
+
+    if isinstance(tracer, trace.NoOpTracer):
+        return lambda: True
+    if isinstance(tracer, trace.ProxyTracer):
+        unset = trace.ProxyTracerProvider
+        get_provider = trace.get_tracer_provider
+        return lambda: isinstance(get_provider(), unset)
+    return lambda: False
 
 
 class _CallRecord:

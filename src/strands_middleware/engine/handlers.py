@@ -37,6 +37,11 @@ MiddlewareHandler: TypeAlias = Callable[
 
 It may pass events through, drop or inject events, call ``next_fn`` several times, or never call
 it and yield the result event itself (a short-circuit).
+
+A plain function returning an async iterator is a Wrap handler too, and one that returns
+``next_fn(context)`` itself adds no layer: the chain hands the inner stream straight on, so a
+handler that decides per call whether to do anything (a tracer with nothing to record, say)
+costs nothing per event when it does not.
 """
 
 MiddlewareInputHandler: TypeAlias = Callable[[TContext], TContext | Awaitable[TContext]]
