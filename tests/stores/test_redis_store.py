@@ -13,6 +13,7 @@ from redis.crc import key_slot
 
 from strands_middleware.exceptions import StoreError
 from strands_middleware.stores.redis import RedisStore
+from strands_middleware.stores.redis.store import _within  # pyright: ignore[reportPrivateUsage]
 
 from .redis_server import RedisServer
 
@@ -135,6 +136,25 @@ async def test_tasks_of_one_loop_share_its_client(redis_store: RedisStore) -> No
 
 
 # ---- failures ------------------------------------------------------------------------------
+
+
+async def test_a_cancel_that_arrives_with_the_reply_is_not_lost() -> None:
+    # The reply lands and the caller cancels in the same loop turn: the caller's cancellation
+    # wins, so a cancelled waiter never goes on polling for a slot.
+    reply: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    call = asyncio.create_task(_within(5.0, reply))
+    await asyncio.sleep(0)
+    reply.set_result(1)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+
+
+async def test_an_operation_past_its_deadline_raises_timeout_error() -> None:
+    never: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    with pytest.raises(asyncio.TimeoutError):
+        await _within(0.01, never)
+    assert never.cancelled()
 
 
 async def test_a_server_that_does_not_answer_fails_within_the_timeout(

@@ -298,12 +298,34 @@ class RedisStore:
 
 
 async def _within(seconds: float, operation: Awaitable[Any]) -> Any:
-    """Await ``operation``, cancelling it after ``seconds`` (`asyncio.TimeoutError`)."""
+    """Await ``operation``, cancelling it after ``seconds`` (`asyncio.TimeoutError`).
+
+    A cancellation from outside always propagates, even one that arrives in the same loop turn
+    as the reply: Python 3.10's ``asyncio.wait_for`` returns the reply then and drops the
+    cancellation, which left a cancelled ``slot_acquire`` waiting in the queue.
+    """
     if sys.version_info >= (3, 11):
         # A deadline on the running task: no task of its own per call, unlike wait_for.
         async with asyncio.timeout(seconds):
             return await operation
-    return await asyncio.wait_for(operation, seconds)
+    task = asyncio.current_task()
+    assert task is not None, "RedisStore is used from a task"
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        task.cancel()
+
+    timer = asyncio.get_running_loop().call_later(seconds, expire)
+    try:
+        return await operation
+    except asyncio.CancelledError:
+        if expired:
+            raise asyncio.TimeoutError from None
+        raise
+    finally:
+        timer.cancel()
 
 
 async def _close(client: Client) -> None:
