@@ -192,6 +192,22 @@ async def test_time_the_consumer_spends_on_an_event_counts_but_is_never_interrup
     await stream.aclose()
 
 
+async def test_a_deadline_passed_while_the_consumer_held_an_event_ends_the_call() -> None:
+    # The default clock: the event loop's timer rings while the consumer awaits.
+    registry = MiddlewareRegistry()
+    registry.use(Timeout(seconds=SHORT))
+    stream = registry.invoke(
+        InvokeModelStage, model_context(ScriptedModel([text_turn("slow reader")])), model_terminal
+    )
+    first = await stream.__anext__()
+    await asyncio.sleep(SHORT * 2)  # the timer rings meanwhile; this await is not cancelled
+    with pytest.raises(CallTimeout):
+        await stream.__anext__()
+    assert isinstance(first, TypedEvent)
+    assert not_cancelling()
+    await stream.aclose()
+
+
 async def test_a_call_that_finishes_in_time_is_untouched_and_leaves_no_timer(
     make_agent: AgentFactory,
 ) -> None:

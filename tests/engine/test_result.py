@@ -61,3 +61,22 @@ def test_halts_stage_reads_is_interrupt_from_any_event_shape() -> None:
     assert halts_stage(Paused({"paused": True})) and not halts_stage(Paused())
     assert halts_stage(Flagged(True)) and not halts_stage(Flagged(False))
     assert halts_stage(Halt()) and not halts_stage(Done())
+
+
+def test_halts_by_class_clears_only_classes_that_keep_typed_events_answer() -> None:
+    from strands_middleware.engine.result import halts_by_class
+    from strands_middleware.events import TextDeltaEvent, ToolInterruptEvent, TypedEvent
+
+    class Paused(TypedEvent):
+        @property
+        def is_interrupt(self) -> bool:
+            return bool(self.get("paused"))
+
+    class Flagged:
+        def __init__(self, flag: bool) -> None:
+            self.is_interrupt = flag
+
+    assert not halts_by_class(TypedEvent) and not halts_by_class(TextDeltaEvent)
+    assert halts_by_class(ToolInterruptEvent) and halts_by_class(Paused)
+    assert halts_by_class(Flagged)  # an instance attribute may say yes
+    assert halts_by_class(Halt)

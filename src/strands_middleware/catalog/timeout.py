@@ -7,7 +7,11 @@ whole run. Five rules make the bound safe to put anywhere in a chain:
   to the result, so a stream that keeps trickling events, each well within the limit, still times
   out once the total runs over. The deadline is wall-clock: time the consumer spends on an event
   counts. The consumer itself is never interrupted, though: the deadline is enforced only while
-  the handler waits for the inner chain, and checked again before it asks for the next event.
+  the handler waits for the inner chain, and a deadline that passed while the consumer held an
+  event ends the call before it asks for the next one. The timer is the event loop's, as for
+  ``asyncio.timeout``: it rings when the loop gets to run, so events an inner chain produces
+  without ever suspending are not cut off mid-burst (a custom ``clock`` is read before each
+  wait instead).
 * **Cancel where it waits, then close.** On expiry the inner chain is cancelled at the point it
   is waiting, in the task it runs in (no helper task is created, so none is left behind and
   context variables behave as without a timeout). The `asyncio.CancelledError` unwinds every
@@ -40,9 +44,10 @@ import asyncio
 import sys
 import time
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
+from types import AsyncGeneratorType
+from typing import Any, cast
 
-from ..engine.result import halts_stage
+from ..engine.result import halts_by_class, halts_stage
 from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..stages.execute_tool import ExecuteToolStage
@@ -126,68 +131,86 @@ class Timeout(CatalogMiddleware):
         self._clock = clock
         # The default clock is the event loop's own, so the deadline's timer never needs moving.
         self._fixed_clock = clock is time.monotonic
+        # Event classes that can never settle a call (neither the result nor a halting event):
+        # nearly every event is of one, and a set lookup by class is the cheapest test of that.
+        self._quiet: set[type] = set()
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
-        result_type: type[TypedEvent] = self.stage.result_type
+        timed = self._timed
 
-        async def timeout(
+        def timeout(
             context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
         ) -> AsyncGenerator[TypedEvent, None]:
-            clock = self._clock
-            deadline = clock() + self.seconds
-            # One timer for the whole call. With the default clock it is the event loop's own
-            # (both are the monotonic clock), so it never needs moving; a custom clock may jump,
-            # so then the timer is re-armed before each wait from what that clock says is left.
+            # A plain function around the generator, so the alarm can be handed the generator
+            # itself: whether it is waiting for the inner chain is then what Python already
+            # records (see `_Alarm`), not a flag set and cleared around every event.
             alarm = _Alarm(self.seconds)
-            cancelling = alarm.cancelling
-            fixed = self._fixed_clock
-            settled = False  # the result or an interrupt has been forwarded
-            cause: BaseException | None = None
-            stream = next_fn(context)
-            next_event = stream.__anext__
-            try:
-                while True:
-                    remaining = deadline - clock()
-                    if remaining <= 0 or alarm.expired:
-                        break
-                    if not fixed:
-                        alarm.rearm(remaining)
-                    # Set inline rather than through a method: this runs once per streamed
-                    # event, and the call a method costs would show.
-                    alarm.waiting = True
-                    try:
-                        event = await next_event()
-                    except asyncio.CancelledError as cancelled:
-                        alarm.waiting = False
-                        if alarm.take_back() and cancelling() <= alarm.base:
-                            cause = cancelled
-                            break
-                        raise
-                    except BaseException as error:
-                        alarm.waiting = False
-                        alarm.take_back()
-                        if isinstance(error, StopAsyncIteration):
-                            return
-                        raise
-                    alarm.waiting = False
-                    if alarm.rang:
-                        alarm.take_back()
-                        # The inner chain swallowed the cancellation and carried on.
-                        if cancelling() > alarm.base:
-                            raise asyncio.CancelledError
-                        break
-                    if not settled and (isinstance(event, result_type) or halts_stage(event)):
-                        settled = True
-                    yield event
-                await stream.aclose()
-                if not settled:
-                    yield self._expired(context, cause)
-            finally:
-                alarm.disarm()
-                await stream.aclose()
+            call = timed(context, next_fn, alarm)
+            alarm.call = cast("AsyncGeneratorType[TypedEvent, None]", call)
+            return call
 
         timeout.__qualname__ = f"Timeout[{self.stage.name}]"
         return [self.stage.wrap(timeout)]
+
+    async def _timed(
+        self,
+        context: Any,
+        next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]],
+        alarm: _Alarm,
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """One call under the deadline (the rules are in the module docstring)."""
+        # One timer for the whole call. With the default clock it is the event loop's own (both
+        # are the monotonic clock), so it never needs moving; a custom clock may jump, so then
+        # the timer is re-armed before each wait from what that clock says is left.
+        fixed = self._fixed_clock
+        clock = self._clock
+        deadline = 0.0 if fixed else clock() + self.seconds
+        alarm.arm()
+        cancelling = alarm.cancelling
+        result_type = self.stage.result_type
+        quiet = self._quiet
+        settled = False  # the result or an interrupt has been forwarded
+        cause: BaseException | None = None
+        stream = next_fn(context)
+        next_event = stream.__anext__
+        try:
+            while not alarm.expired:
+                if not fixed:
+                    remaining = deadline - clock()
+                    if remaining <= 0:
+                        break
+                    alarm.rearm(remaining)
+                try:
+                    event = await next_event()
+                except asyncio.CancelledError as cancelled:
+                    if alarm.take_back() and cancelling() <= alarm.base:
+                        cause = cancelled
+                        break
+                    raise
+                except StopAsyncIteration:
+                    return
+                except BaseException:
+                    alarm.take_back()
+                    raise
+                if alarm.expired:
+                    if alarm.take_back() and cancelling() > alarm.base:
+                        # The inner chain swallowed the alarm's cancellation and carried on,
+                        # and someone else asked to cancel the task meanwhile.
+                        raise asyncio.CancelledError
+                    break
+                if not settled and type(event) not in quiet:
+                    if isinstance(event, result_type) or halts_stage(event):
+                        settled = True
+                    elif _never_settles(type(event), result_type):
+                        quiet.add(type(event))
+                yield event
+            alarm.disarm()
+            await stream.aclose()
+            if not settled:
+                yield self._expired(context, cause)
+        finally:
+            alarm.disarm()
+            await stream.aclose()
 
     def _expired(self, context: Any, cause: BaseException | None) -> ToolResultEvent:
         """What an expired call ends with: a model call raises, a tool call answers."""
@@ -200,25 +223,43 @@ class Timeout(CatalogMiddleware):
         )
 
 
+def _never_settles(event_class: type, result_type: type) -> bool:
+    """Whether no event of ``event_class`` is the result or halts the stage, whatever it holds."""
+    return not issubclass(event_class, result_type) and not halts_by_class(event_class)
+
+
 class _Alarm:
-    """The deadline's timer: cancels the task when it rings, but only while the handler waits.
+    """The deadline's timer: cancels the task when it rings, but only while the call waits.
 
-    The handler sets `waiting` around each wait for the inner chain. A ring that lands while the
-    consumer holds an event cancels nothing; it marks the deadline `expired`, and the handler
-    stops before it waits again.
+    The call (the handler's generator, `call`) is waiting for the inner chain exactly when it is
+    suspended in an ``await``; suspended at a ``yield`` the consumer holds an event. Python
+    records which: ``call.ag_await`` is the awaited object in the first case and None in the
+    second. A ring that lands while the consumer holds an event cancels nothing; it marks the
+    deadline `expired`, and the handler stops before it waits again. The alarm is disarmed
+    before the handler awaits anything else (closing the inner stream), so it never cancels
+    that.
 
-    Invariant: the alarm cancels the task at most once, only while `waiting`, and `take_back`
-    withdraws that cancellation, so the task's cancellation count after a call is what it was
-    before, whatever the alarm did. A count above `base` (the count when the call began, as
-    ``asyncio.timeout`` keeps it) means someone else asked to cancel the task: that request is
-    passed on, never taken for the deadline. Reading the count once per call rather than once per
-    wait is what ``asyncio.timeout`` does too; it misreads only a cancellation that consumer code
-    caught without ``uncancel()`` earlier in the same call, which then wins over the deadline.
+    Invariant: the alarm cancels the task at most once, only while the call waits, and
+    `take_back` withdraws that cancellation, so the task's cancellation count after a call is
+    what it was before, whatever the alarm did. A count above `base` (the count when the call
+    began, as ``asyncio.timeout`` keeps it) means someone else asked to cancel the task: that
+    request is passed on, never taken for the deadline. Reading the count once per call rather
+    than once per wait is what ``asyncio.timeout`` does too; it misreads only a cancellation
+    that consumer code caught without ``uncancel()`` earlier in the same call, which then wins
+    over the deadline.
     """
 
-    __slots__ = ("_handle", "_task", "base", "cancelling", "expired", "rang", "waiting")
+    __slots__ = ("_delay", "_handle", "_task", "base", "call", "cancelling", "expired", "rang")
 
     def __init__(self, delay: float) -> None:
+        self._delay = delay
+        self.call: AsyncGeneratorType[Any, None] | None = None
+        self.rang = False
+        self.expired = False
+        self._handle: asyncio.TimerHandle | None = None
+
+    def arm(self) -> None:
+        """Start the timer, from inside the call's task."""
         task = asyncio.current_task()
         if task is None:  # pragma: no cover - every asyncio coroutine runs in a task
             raise RuntimeError("Timeout must run inside an asyncio task")
@@ -227,20 +268,18 @@ class _Alarm:
         """The task's count of cancellation requests (always 0 on Python 3.10)."""
         self.base = self.cancelling()
         """The count when the call began (what ``asyncio.timeout`` also compares against)."""
-        self.rang = False
-        self.waiting = False
-        self.expired = False
-        self._handle = asyncio.get_running_loop().call_later(delay, self._ring)
+        self._handle = asyncio.get_running_loop().call_later(self._delay, self._ring)
 
     def _ring(self) -> None:
         self.expired = True
-        if self.waiting:
+        call = self.call
+        if call is not None and call.ag_await is not None:
             self.rang = True
             self._task.cancel()
 
     def rearm(self, delay: float) -> None:
         """Ring ``delay`` seconds from now instead (for a clock other than the loop's)."""
-        self._handle.cancel()
+        self.disarm()
         self._handle = asyncio.get_running_loop().call_later(delay, self._ring)
 
     def take_back(self) -> bool:
@@ -252,7 +291,8 @@ class _Alarm:
         return True
 
     def disarm(self) -> None:
-        self._handle.cancel()
+        if self._handle is not None:
+            self._handle.cancel()
 
 
 if sys.version_info >= (3, 11):

@@ -10,7 +10,7 @@ from typing_extensions import Self
 
 from ..events import TypedEvent
 
-__all__ = ["InterruptControlEvent", "MiddlewareResult", "halts_stage"]
+__all__ = ["InterruptControlEvent", "MiddlewareResult", "halts_by_class", "halts_stage"]
 
 T = TypeVar("T")
 
@@ -68,6 +68,17 @@ def halts_stage(event: object) -> bool:
     if getattr(type(event), "is_interrupt", None) is _NEVER_HALTS:
         return False
     return bool(getattr(event, "is_interrupt", False))
+
+
+def halts_by_class(event_class: type) -> bool:
+    """Whether an event of ``event_class`` may halt a stage: False only when none ever can.
+
+    Only a class that keeps `TypedEvent`'s ``is_interrupt`` (which always answers false) is
+    known never to halt; any other class may, through a property or an instance attribute. A
+    handler that sees many events may remember the classes answered False here and skip
+    `halts_stage` on their events.
+    """
+    return getattr(event_class, "is_interrupt", None) is not _NEVER_HALTS
 
 
 _NEVER_HALTS: object = vars(TypedEvent)["is_interrupt"]
