@@ -130,6 +130,56 @@ def test_a_long_text_without_matches_is_scanned_and_returned_as_is() -> None:
     assert Redact().redact_text(text) is text
 
 
+def _counting_redact(**options: Any) -> tuple[Redact, list[str]]:
+    """A `Redact` whose one pattern matches ``word`` and leaves it as it was, counting each look."""
+    seen: list[str] = []
+
+    def keep(name: str, text: str) -> str:
+        seen.append(text)
+        return text
+
+    return Redact(patterns={"word": r"word"}, replacement=keep, **options), seen
+
+
+def test_a_text_with_nothing_to_mask_is_scanned_once() -> None:
+    redact, seen = _counting_redact()
+    text = "a word and another word"
+    assert redact.redact_text(text) is text
+    assert redact.redact_text(text) is text
+    assert redact.redact_text("".join(["a word and ", "another word"])) is not text
+    assert seen == ["word", "word"]
+
+
+def test_a_masked_text_is_scanned_every_time() -> None:
+    seen: list[str] = []
+
+    def mask(name: str, text: str) -> str:
+        seen.append(text)
+        return "****"
+
+    redact = Redact(patterns={"word": r"word"}, replacement=mask)
+    assert redact.redact_text("one word") == "one ****"
+    assert redact.redact_text("one word") == "one ****"
+    assert seen == ["word", "word"]
+
+
+def test_the_texts_remembered_as_clean_are_bounded_in_number() -> None:
+    redact, seen = _counting_redact()
+    redact.redact_text("first word")
+    for index in range(4096):
+        redact.redact_text(f"text {index}")
+    redact.redact_text("first word")
+    assert seen == ["word", "word"]  # forgotten, so scanned again
+
+
+def test_a_text_longer_than_the_memory_is_scanned_every_time() -> None:
+    redact, seen = _counting_redact()
+    text = "word " + "x" * 4_000_000
+    redact.redact_text(text)
+    redact.redact_text(text)
+    assert seen == ["word", "word"]
+
+
 # ---- values -------------------------------------------------------------------------------------
 
 

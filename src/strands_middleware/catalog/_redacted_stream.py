@@ -42,6 +42,8 @@ from ..events import (
 
 __all__ = ["RedactedStream", "Substitution"]
 
+_NOTHING: tuple[TypedEvent, ...] = ()
+
 Substitution: TypeAlias = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
 """A pattern and what a match of it becomes (the match itself when it is not to be masked)."""
 
@@ -59,6 +61,7 @@ class RedactedStream:
         "_block",
         "_contexts",
         "_delta_template",
+        "_due",
         "_echo",
         "_echo_text",
         "_mask_message",
@@ -78,6 +81,12 @@ class RedactedStream:
         self._substitutions = tuple(substitutions)
         self._mask_message = mask_message
         self._window = window
+        # The buffer is masked once it holds a window beyond the one kept back, not on every
+        # delta: each release masks the whole buffer with every pattern, so releasing on each
+        # delta of a few characters would scan the same window over and over, while waiting for
+        # a window's worth scans each character a bounded number of times. Text then goes out
+        # in runs of at least ``window`` characters.
+        self._due = 2 * window
         self._pending = ""  # the open block's text not let out yet, as the model wrote it
         # Per pattern, the end of the block's text already let out, as that pattern saw it.
         self._contexts: list[str] = ["" for _ in self._substitutions]
@@ -87,39 +96,38 @@ class RedactedStream:
         self._raw_template: Mapping[str, Any] | None = None
         self._delta_template: Mapping[str, Any] | None = None
 
-    def feed(self, event: TypedEvent) -> list[TypedEvent]:
+    def feed(self, event: TypedEvent) -> Sequence[TypedEvent]:
         """The events to forward in place of ``event`` (none while its text is held back)."""
         raw = _raw_text_delta(event)
         if raw is not None:
             block, text = raw
-            out: list[TypedEvent] = []
-            if block != self._block:
-                out.extend(self.flush())
-                self._block = block
+            flushed = self.flush() if block != self._block else None
+            self._block = block
             self._raw_template = event
             self._pending += text
-            released = self._release(final=False) if self._due() else ""
+            released = self._release(final=False) if len(self._pending) >= self._due else ""
             self._echo, self._echo_text = text, released
             if released:
-                out.append(_with_raw_text(event, released))
-            return out
+                return [*(flushed or ()), _with_raw_text(event, released)]
+            return flushed or _NOTHING
         delta = _delta_text(event)
         if delta is not None:
             self._delta_template = event
             if self._echo is not None and delta == self._echo:
                 self._echo = None
-                return [_with_delta_text(event, self._echo_text)] if self._echo_text else []
+                echoed = self._echo_text
+                return [_with_delta_text(event, echoed)] if echoed else _NOTHING
             # A text delta no raw chunk announced (a handler's own): it joins the buffer.
             self._echo = None
             self._pending += delta
-            released = self._release(final=False) if self._due() else ""
-            return [_with_delta_text(event, released)] if released else []
+            released = self._release(final=False) if len(self._pending) >= self._due else ""
+            return [_with_delta_text(event, released)] if released else _NOTHING
         self._echo = None
         if isinstance(event, ModelMessageEvent):
             return [*self.flush(), ModelMessageEvent(self._mask_message(event.message))]
         if isinstance(event, ModelStopReason) or _ends_block(event):
             return [*self.flush(), event]
-        return [event]
+        return (event,)
 
     def flush(self) -> list[TypedEvent]:
         """Let out, masked, whatever the open block still holds (its end has come)."""
@@ -134,16 +142,6 @@ class RedactedStream:
             if self._delta_template is not None:
                 out.append(_with_delta_text(self._delta_template, released))
         return out
-
-    def _due(self) -> bool:
-        """Whether the buffer is worth masking now: it holds a window beyond the one kept back.
-
-        Every release masks the whole buffer with every pattern, so releasing on each delta of a
-        few characters would scan the same window over and over; waiting until a window's worth
-        can go out scans each character a bounded number of times. Text then goes out in runs
-        of at least ``window`` characters.
-        """
-        return len(self._pending) >= 2 * self._window
 
     def _release(self, *, final: bool) -> str:
         """Mask and return the buffered text no match can reach back into (all of it if final)."""
@@ -259,26 +257,23 @@ def _safe_end(limit: int, spans: list[tuple[int, int]]) -> int:
 
 
 def _raw_text_delta(event: Mapping[str, Any]) -> tuple[object, str] | None:
-    # Exact dict tests rather than Mapping: this runs on every event of every model call, and
-    # events and Converse chunks are dicts (an ABC check costs several times as much).
-    chunk = event.get("event")
-    if not isinstance(chunk, dict):
+    # Lookups under one ``try`` rather than a type test per level: this runs on every event of
+    # every model call, and nearly every event either has no raw chunk or is a text delta, so
+    # the exception is rare while each test (and each typing.cast) would be paid every time.
+    chunk: Any = event.get("event")
+    if chunk is None:
         return None
-    body = cast("dict[str, Any]", chunk).get("contentBlockDelta")
-    if not isinstance(body, dict):
+    try:
+        body: Any = chunk["contentBlockDelta"]
+        text: Any = body["delta"]["text"]
+        block: object = body.get("contentBlockIndex")
+    except (KeyError, TypeError, AttributeError, IndexError):
         return None
-    fields = cast("dict[str, Any]", body)
-    delta = fields.get("delta")
-    if not isinstance(delta, dict):
-        return None
-    text = cast("dict[str, Any]", delta).get("text")
-    if not isinstance(text, str):
-        return None
-    return fields.get("contentBlockIndex"), text
+    return (block, text) if isinstance(text, str) else None
 
 
 def _delta_text(event: Mapping[str, Any]) -> str | None:
-    text = event.get("data")
+    text: Any = event.get("data")
     return text if isinstance(text, str) else None
 
 

@@ -46,7 +46,10 @@ replaced by ``replacement``: a template whose ``{name}`` is the pattern's name, 
 ``(name, matched_text) -> str``. Strings are found recursively through dicts and lists (tool
 inputs, JSON results); keys, ids, tool names and binary content are left alone. Patterns are
 compiled once, and a value with nothing to mask is returned as the same object, so the common
-case costs one regex scan per pattern and no copying.
+case costs one regex scan per pattern and no copying. A text found with nothing to mask is
+remembered (up to 4096 texts and 4 million characters per `Redact`), so the history sent again
+on every model call is not scanned again; a ``replacement`` function is therefore not consulted
+again for a text whose every match it left as it was.
 
 `DEFAULT_PATTERNS`, in the order they apply: ``bearer_token`` (``Bearer <token>`` with a digit
 in the token), ``api_key`` (``sk-...`` keys of OpenAI and Anthropic, Stripe ``sk_live_``/
@@ -132,6 +135,11 @@ DEFAULT_PATTERNS: Mapping[str, re.Pattern[str]] = MappingProxyType(
     }
 )
 """What `Redact` masks when no ``patterns`` are given, in the order the patterns apply."""
+
+_CLEAN_TEXTS = 4096
+"""How many texts found with nothing to mask one `Redact` remembers at most."""
+_CLEAN_CHARACTERS = 4_000_000
+"""How many characters of such texts it holds at most (a longer text is not remembered)."""
 
 _SKIPPED_BLOCKS = frozenset(
     {"reasoningContent", "image", "document", "video", "audio", "cachePoint"}
@@ -250,6 +258,12 @@ class Redact(CatalogMiddleware):
         self.tool_output = tool_output
         self.stream_window = stream_window
         self._rules = tuple(self._rule(name, pattern) for name, pattern in compiled.items())
+        # Texts found with nothing to mask. Every model call sends the whole conversation again,
+        # and a finished message is masked in its stream event and again in the result: the
+        # texts already scanned are looked up by hash rather than scanned by every pattern once
+        # more. Bounded in count and in characters held (see `redact_text`).
+        self._clean: dict[str, None] = {}
+        self._clean_characters = 0
 
     def _rule(self, name: str, pattern: re.Pattern[str]) -> _Rule:
         check = _CHECKS.get(pattern)
@@ -278,12 +292,24 @@ class Redact(CatalogMiddleware):
 
     def redact_text(self, text: str) -> str:
         """``text`` with every match masked (the same object when nothing matched)."""
+        clean = self._clean
+        if text in clean:
+            return text
+        original = text
         for rule in self._rules:
             masked = rule.pattern.sub(rule.substitute, text)
             # Every match may have failed its check: keep the original object then, so an
             # unchanged value stays the same object all the way up.
             if masked is not text and masked != text:
                 text = masked
+        if text is original and len(text) <= _CLEAN_CHARACTERS:
+            if len(clean) >= _CLEAN_TEXTS or self._clean_characters + len(text) > _CLEAN_CHARACTERS:
+                # Forget them all rather than track an order: clearing is safe from any thread,
+                # and a text still in use is scanned once more and remembered again.
+                clean.clear()
+                self._clean_characters = 0
+            clean[text] = None
+            self._clean_characters += len(text)
         return text
 
     def redact(self, value: _T) -> _T:
