@@ -7,8 +7,24 @@ from dataclasses import FrozenInstanceError, dataclass
 import pytest
 
 from strands_middleware import InterruptControlEvent, MiddlewareResult
+from strands_middleware.events import TextDeltaEvent, ToolInterruptEvent, TypedEvent
 
 from .conftest import Done, Event, Halt
+
+
+class Paused(TypedEvent):
+    """An event that halts its stage when it says it is paused."""
+
+    @property
+    def is_interrupt(self) -> bool:
+        return bool(self.get("paused"))
+
+
+class Flagged:
+    """A plain object whose instance attribute says whether it halts."""
+
+    def __init__(self, flag: bool) -> None:
+        self.is_interrupt = flag
 
 
 def test_replace_returns_a_new_wrapper_and_leaves_the_old_one() -> None:
@@ -44,16 +60,6 @@ def test_interrupt_control_protocol_is_structural() -> None:
 
 def test_halts_stage_reads_is_interrupt_from_any_event_shape() -> None:
     from strands_middleware import halts_stage
-    from strands_middleware.events import TextDeltaEvent, ToolInterruptEvent, TypedEvent
-
-    class Paused(TypedEvent):
-        @property
-        def is_interrupt(self) -> bool:
-            return bool(self.get("paused"))
-
-    class Flagged:
-        def __init__(self, flag: bool) -> None:
-            self.is_interrupt = flag
 
     assert not halts_stage(TextDeltaEvent("x"))
     assert not halts_stage({"plain": "dict"})
@@ -65,16 +71,6 @@ def test_halts_stage_reads_is_interrupt_from_any_event_shape() -> None:
 
 def test_halts_by_class_clears_only_classes_that_keep_typed_events_answer() -> None:
     from strands_middleware.engine.result import halts_by_class
-    from strands_middleware.events import TextDeltaEvent, ToolInterruptEvent, TypedEvent
-
-    class Paused(TypedEvent):
-        @property
-        def is_interrupt(self) -> bool:
-            return bool(self.get("paused"))
-
-    class Flagged:
-        def __init__(self, flag: bool) -> None:
-            self.is_interrupt = flag
 
     assert not halts_by_class(TypedEvent) and not halts_by_class(TextDeltaEvent)
     assert halts_by_class(ToolInterruptEvent) and halts_by_class(Paused)
