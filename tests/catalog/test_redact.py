@@ -180,6 +180,73 @@ def test_a_text_longer_than_the_memory_is_scanned_every_time() -> None:
     assert seen == ["word", "word"]
 
 
+_PLAIN_CARD_NUMBER = re.compile(
+    r"(?<!\d)(?:\d{13,19}|\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?"
+    r"|\d{4}([ -])\d{6}\2\d{4,5})(?!\d)"
+)
+_PLAIN_PHONE_NUMBER = re.compile(
+    r"(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{1,4}){1,4}"
+    r"|(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4})(?!\w)"
+)
+_DIGITS_AND_SEPARATORS = st.text(alphabet="0123456789\u0661\u0662 -.+()x_\n", max_size=60)
+
+
+@settings(max_examples=400)
+@given(_DIGITS_AND_SEPARATORS)
+def test_the_digit_patterns_match_as_written_plainly(text: str) -> None:
+    for fast, plain in (
+        (DEFAULT_PATTERNS["card_number"], _PLAIN_CARD_NUMBER),
+        (DEFAULT_PATTERNS["phone_number"], _PLAIN_PHONE_NUMBER),
+    ):
+        found = [(m.span(), m.groups()) for m in fast.finditer(text)]
+        assert found == [(m.span(), m.groups()) for m in plain.finditer(text)]
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Bearer abc123456789",
+                "BEARER",
+                "sk-",
+                "sk_live_",
+                "rk_test_",
+                "ghp_",
+                "github_pat_",
+                "xoxb-",
+                "AIza",
+                "AKIA",
+                "ASIA",
+                "ABIA",
+                "ACCA",
+                "a@b.io",
+                "@",
+                "x",
+                " ",
+                "0",
+                "_",
+            ]
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_a_text_a_pattern_could_match_is_never_skipped(text: str) -> None:
+    masked_one_by_one = text
+    for name, pattern in DEFAULT_PATTERNS.items():
+        masked_one_by_one = pattern.sub(f"[REDACTED:{name}]", masked_one_by_one)
+    assert Redact().redact_text(text) == masked_one_by_one
+
+
+def test_the_bearer_guard_folds_case_as_the_pattern_does() -> None:
+    # The guard lowers the text; every character the pattern matches ignoring case must lower
+    # into the word it tests for.
+    for letter in set("bearer"):
+        folded = re.compile(letter, re.IGNORECASE)
+        matched = [chr(code) for code in range(0x110000) if folded.fullmatch(chr(code))]
+        assert all(letter in char.lower() for char in matched), matched
+
+
 # ---- values -------------------------------------------------------------------------------------
 
 

@@ -44,8 +44,11 @@ __all__ = ["RedactedStream", "Substitution"]
 
 _NOTHING: tuple[TypedEvent, ...] = ()
 
-Substitution: TypeAlias = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
-"""A pattern and what a match of it becomes (the match itself when it is not to be masked)."""
+Substitution: TypeAlias = tuple[
+    re.Pattern[str], Callable[[re.Match[str]], str], Callable[[str], bool] | None
+]
+"""A pattern, what a match of it becomes (the match itself when it is not to be masked), and a
+quick test that is False for a text the pattern cannot match (None: always scan)."""
 
 
 class RedactedStream:
@@ -98,7 +101,11 @@ class RedactedStream:
 
     def feed(self, event: TypedEvent) -> Sequence[TypedEvent]:
         """The events to forward in place of ``event`` (none while its text is held back)."""
-        raw = _raw_text_delta(event)
+        # The two events of every delta are told apart by their exact class first: a text
+        # delta is never probed for a raw chunk, nor a raw chunk for text (other classes, a
+        # handler's own events, are probed for both).
+        kind = type(event)
+        raw = None if kind is TextDeltaEvent else _raw_text_delta(event)
         if raw is not None:
             block, text = raw
             flushed = self.flush() if block != self._block else None
@@ -110,7 +117,7 @@ class RedactedStream:
             if released:
                 return [*(flushed or ()), _with_raw_text(event, released)]
             return flushed or _NOTHING
-        delta = _delta_text(event)
+        delta = None if kind is ModelStreamEvent else _delta_text(event)
         if delta is not None:
             self._delta_template = event
             if self._echo is not None and delta == self._echo:
@@ -149,9 +156,12 @@ class RedactedStream:
         text = _Tracked(raw)
         seen: list[_Tracked] = []  # the buffer as each pattern saw it, before it applied
         spans: list[tuple[int, int]] = []
-        for (pattern, substitute), context in zip(self._substitutions, self._contexts, strict=True):
+        for (pattern, substitute, guard), context in zip(
+            self._substitutions, self._contexts, strict=True
+        ):
             seen.append(text)
-            text = text.substituted(pattern, substitute, context, spans)
+            if guard is None or guard(context + text.text):
+                text = text.substituted(pattern, substitute, context, spans)
         end = len(raw) if final else _safe_end(len(raw) - self._window, spans)
         if end <= 0:
             return ""

@@ -46,7 +46,9 @@ replaced by ``replacement``: a template whose ``{name}`` is the pattern's name, 
 ``(name, matched_text) -> str``. Strings are found recursively through dicts and lists (tool
 inputs, JSON results); keys, ids, tool names and binary content are left alone. Patterns are
 compiled once, and a value with nothing to mask is returned as the same object, so the common
-case costs one regex scan per pattern and no copying. A text found with nothing to mask is
+case costs one regex scan per pattern and no copying; a built-in pattern whose every match holds
+a literal (``@`` for an e-mail address, ``bearer``, a key's prefix) is not run on a text without
+it. A text found with nothing to mask is
 remembered (up to 4096 texts and 4 million characters per `Redact`), so the history sent again
 on every model call is not scanned again; a ``replacement`` function is therefore not consulted
 again for a text whose every match it left as it was.
@@ -110,17 +112,28 @@ _EMAIL = re.compile(
 # Written together, in fours (4-4-4-4, 4-4-4-4-3), or as 4-6-5 / 4-6-4, one separator throughout:
 # the grouping keeps a card apart from digits around it, which a run of "digit, maybe a space"
 # would swallow (and then fail the checksum on the whole run).
+#
+# The digit patterns match their first character before the lookbehind: a pattern that opens
+# with a character class lets ``re`` skip ahead to where a match can begin, while one that opens
+# with a lookbehind is tried at every position (several times slower on prose). The lookbehind
+# then reads one character further back. Written plainly, the card number is
+# ``(?<!\d)(?:\d{13,19}|\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ -])\d{6}\2\d{4,5})``
+# ``(?!\d)``.
 _CARD_NUMBER = re.compile(
-    r"(?<!\d)(?:"
-    r"\d{13,19}"
-    r"|\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?"
-    r"|\d{4}([ -])\d{6}\2\d{4,5}"
+    r"\d(?<!\d\d)(?:"
+    r"\d{12,18}"
+    r"|\d{3}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?"
+    r"|\d{3}([ -])\d{6}\2\d{4,5}"
     r")(?!\d)"
 )
+# Written plainly: ``(?<![\w+])(?:\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{1,4}){1,4}
+# |(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4})(?!\w)``; each branch below starts after the
+# first character and checks, looking back, which one it was.
 _PHONE_NUMBER = re.compile(
-    r"(?<![\w+])(?:"
-    r"\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{1,4}){1,4}"
-    r"|(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}"
+    r"[+(\d](?<![\w+].)(?:"
+    r"(?<=\+)\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{1,4}){1,4}"
+    r"|(?<=\()\d{3}\)[ .-]?\d{3}[ .-]\d{4}"
+    r"|(?<=\d)\d{2}[ .-]\d{3}[ .-]\d{4}"
     r")(?!\w)"
 )
 
@@ -179,11 +192,46 @@ _CHECKS: dict[re.Pattern[str], Callable[[str], bool]] = {
 """Checks a match of a built-in pattern must also pass, looked up by pattern."""
 
 
+def _may_hold_bearer(text: str) -> bool:
+    return "bearer" in text.lower()
+
+
+def _may_hold_api_key(text: str) -> bool:
+    # "sk_", "rk_", "gh?_" and "github_pat_" keys all hold an underscore.
+    return "sk-" in text or "_" in text or "xox" in text or "AIza" in text
+
+
+def _may_hold_aws_key(text: str) -> bool:
+    return "AKIA" in text or "ASIA" in text or "ABIA" in text or "ACCA" in text
+
+
+def _may_hold_email(text: str) -> bool:
+    return "@" in text
+
+
+_GUARDS: dict[re.Pattern[str], Callable[[str], bool]] = {
+    _BEARER: _may_hold_bearer,
+    _API_KEY: _may_hold_api_key,
+    _AWS_ACCESS_KEY_ID: _may_hold_aws_key,
+    _EMAIL: _may_hold_email,
+}
+"""A literal every match of a built-in pattern holds, tested before the pattern is run.
+
+Each pattern starts with a lookbehind, which keeps ``re`` from skipping ahead to where a match
+could begin: it tries every position, and on prose with nothing to mask that scan is nearly all
+of what `Redact` costs. A substring test runs in C over the whole text at once, so a text
+without the literal skips the pattern. The guard only ever says "may match": a text that has the
+literal is scanned as before. The digit patterns have no literal to test for.
+"""
+
+
 @dataclass(frozen=True)
 class _Rule:
     name: str
     pattern: re.Pattern[str]
     substitute: str | Callable[[re.Match[str]], str]
+    guard: Callable[[str], bool] | None
+    """False for a text the pattern cannot match (None: no quick test, always scan)."""
 
 
 class Redact(CatalogMiddleware):
@@ -271,7 +319,12 @@ class Redact(CatalogMiddleware):
         if isinstance(replacement, str) and check is None:
             # A constant: the fastest form re.sub takes. Backslashes are escaped so the text is
             # inserted literally rather than read as a group reference.
-            return _Rule(name, pattern, replacement.format(name=name).replace("\\", "\\\\"))
+            return _Rule(
+                name,
+                pattern,
+                replacement.format(name=name).replace("\\", "\\\\"),
+                _GUARDS.get(pattern),
+            )
         fixed = replacement.format(name=name) if isinstance(replacement, str) else None
 
         def substitute(match: re.Match[str]) -> str:
@@ -288,7 +341,7 @@ class Redact(CatalogMiddleware):
                 )
             return produced
 
-        return _Rule(name, pattern, substitute)
+        return _Rule(name, pattern, substitute, _GUARDS.get(pattern))
 
     def redact_text(self, text: str) -> str:
         """``text`` with every match masked (the same object when nothing matched)."""
@@ -297,6 +350,8 @@ class Redact(CatalogMiddleware):
             return text
         original = text
         for rule in self._rules:
+            if rule.guard is not None and not rule.guard(text):
+                continue
             masked = rule.pattern.sub(rule.substitute, text)
             # Every match may have failed its check: keep the original object then, so an
             # unchanged value stays the same object all the way up.
@@ -402,7 +457,7 @@ class Redact(CatalogMiddleware):
                 return substitute
             return lambda match: match.expand(substitute)
 
-        return [(rule.pattern, of(rule)) for rule in self._rules]
+        return [(rule.pattern, of(rule), rule.guard) for rule in self._rules]
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         substitutions = self._substitutions()
