@@ -366,7 +366,8 @@ class StreamChunks:
                 start: Any = {"toolUse": {"toolUseId": part.tool_call_id, "name": part.tool_name}}
                 yield {"contentBlockStart": {"start": start}}
                 if part.args:
-                    arguments = part.args_as_json_str()
+                    # The first fragment as it arrived: on its own it need not be valid JSON.
+                    arguments = part.args if isinstance(part.args, str) else json.dumps(part.args)
                     yield {"contentBlockDelta": {"delta": {"toolUse": {"input": arguments}}}}
             elif isinstance(part, ThinkingPart):
                 yield from _thinking_chunks(part.content, part.signature)
