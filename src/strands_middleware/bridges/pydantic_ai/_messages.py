@@ -319,6 +319,7 @@ def chunks_of_response(response: ModelResponse) -> Iterator[StreamEvent]:
 
 def _part_chunks(part: ModelResponsePart) -> Iterator[StreamEvent]:
     if isinstance(part, TextPart):
+        yield {"contentBlockStart": {"start": {}}}
         yield {"contentBlockDelta": {"delta": {"text": part.content}}}
         yield {"contentBlockStop": {}}
     elif isinstance(part, ToolCallPart):
@@ -330,6 +331,7 @@ def _part_chunks(part: ModelResponsePart) -> Iterator[StreamEvent]:
         yield {"contentBlockDelta": {"delta": {"toolUse": {"input": part.args_as_json_str()}}}}
         yield {"contentBlockStop": {}}
     elif isinstance(part, ThinkingPart):
+        yield {"contentBlockStart": {"start": {}}}
         yield from _thinking_chunks(part.content, part.signature)
         yield {"contentBlockStop": {}}
 
@@ -360,6 +362,7 @@ class StreamChunks:
             self._open = True
             part = event.part
             if isinstance(part, TextPart):
+                yield {"contentBlockStart": {"start": {}}}
                 if part.content:
                     yield {"contentBlockDelta": {"delta": {"text": part.content}}}
             elif isinstance(part, ToolCallPart):
@@ -370,6 +373,7 @@ class StreamChunks:
                     arguments = part.args if isinstance(part.args, str) else json.dumps(part.args)
                     yield {"contentBlockDelta": {"delta": {"toolUse": {"input": arguments}}}}
             elif isinstance(part, ThinkingPart):
+                yield {"contentBlockStart": {"start": {}}}
                 yield from _thinking_chunks(part.content, part.signature)
         elif isinstance(event, PartDeltaEvent):
             delta = event.delta

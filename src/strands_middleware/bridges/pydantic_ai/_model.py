@@ -33,7 +33,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
-from ...content import StreamEvent, ToolSpec
+from ...content import StreamEvent, SystemPrompt, ToolChoice, ToolSpec
 from ...engine.registry import MiddlewareRegistry, missing_result
 from ...events import (
     ModelStopReason,
@@ -58,14 +58,51 @@ from ._tools import tool_spec_of
 __all__ = ["MiddlewareModel"]
 
 
-def _instructions(messages: list[ModelMessage], params: ModelRequestParameters) -> str | None:
+def _instructions(messages: list[ModelMessage], params: ModelRequestParameters) -> SystemPrompt:
+    """pydantic-ai's instructions as a system prompt: one part as its text, several as blocks."""
     parts = params.instruction_parts
     if parts is not None:
+        if len(parts) > 1:
+            return [{"text": part.content} for part in parts]
         return InstructionPart.join(parts) if parts else None
     for message in reversed(messages):
         if isinstance(message, ModelRequest) and message.instructions is not None:
             return message.instructions
     return None
+
+
+def _instruction_parts(prompt: SystemPrompt) -> list[InstructionPart]:
+    if prompt is None:
+        return []
+    if isinstance(prompt, str):
+        return [InstructionPart(prompt)] if prompt else []
+    return [InstructionPart(block["text"]) for block in prompt if "text" in block]
+
+
+_TOOL_CHOICES: dict[str, Any] = {"auto": {"auto": {}}, "required": {"any": {}}}
+
+
+def tool_choice_of(settings: ModelSettings | None) -> ToolChoice | None:
+    """pydantic-ai's ``tool_choice`` setting in Converse (None for pydantic-ai's default)."""
+    choice: Any = None if settings is None else settings.get("tool_choice")
+    if isinstance(choice, str):
+        return _TOOL_CHOICES.get(choice)
+    if isinstance(choice, list) and len(cast("list[object]", choice)) == 1:
+        [name] = cast("list[object]", choice)
+        if isinstance(name, str):
+            chosen: Any = {"tool": {"name": name}}
+            return cast(ToolChoice, chosen)
+    return None
+
+
+def _host_tool_choice(choice: ToolChoice | None) -> Any:
+    if choice is None:
+        return None
+    if "any" in choice:
+        return "required"
+    if "tool" in choice:
+        return [cast(Any, choice)["tool"]["name"]]
+    return "auto"
 
 
 def _tool_definitions(
@@ -103,6 +140,7 @@ class _ModelCall:
     """One request through the chain: the context handed out, and the way back."""
 
     __slots__ = (
+        "_choice",
         "_messages",
         "_params",
         "_produced",
@@ -139,6 +177,7 @@ class _ModelCall:
         self._specs = specs
         self._was_specs = [tool_spec_of(definition) for definition in params.function_tools]
         self._prompt = _instructions(messages, params)
+        self._choice = tool_choice_of(settings)
         # The message object of each result the terminal made, to the response it was made of.
         self._produced: dict[int, tuple[ModelStopReason, ModelResponse]] = {}
         self.context = InvokeModelContext(
@@ -146,7 +185,7 @@ class _ModelCall:
             messages=shown,
             system_prompt=self._prompt,
             tool_specs=specs,
-            tool_choice=None,
+            tool_choice=self._choice,
             invocation_state=model.invocation_state,
             # pydantic-ai's own model: a handler may switch the call to another (see README).
             model=cast(Any, model.wrapped),
@@ -159,35 +198,36 @@ class _ModelCall:
 
     def _request(
         self, ours: InvokeModelContext
-    ) -> tuple[list[ModelMessage], ModelRequestParameters]:
+    ) -> tuple[list[ModelMessage], ModelRequestParameters, ModelSettings | None]:
         messages = host_messages(ours.messages, self._shown, self._was, self._messages)
         params = self._params
         if ours.system_prompt is not self._prompt and ours.system_prompt != self._prompt:
-            prompt = ours.system_prompt
-            if isinstance(prompt, list):
-                prompt = "\n\n".join(str(block.get("text", "")) for block in prompt)
-            parts = [InstructionPart(prompt)] if prompt else []
+            parts = _instruction_parts(ours.system_prompt)
             params = dataclasses.replace(params, instruction_parts=parts)
+        settings = self._settings
+        if ours.tool_choice != self._choice:
+            settings = cast(ModelSettings, {**(settings or {})})
+            settings["tool_choice"] = _host_tool_choice(ours.tool_choice)
         definitions = _tool_definitions(
             ours.tool_specs, self._specs, self._was_specs, params.function_tools
         )
         if definitions is not params.function_tools:
             params = dataclasses.replace(params, function_tools=definitions)
-        return messages, params
+        return messages, params, settings
 
     async def _host_call(
         self, ours: InvokeModelContext, model: Model
     ) -> AsyncGenerator[TypedEvent, None]:
-        messages, params = self._request(ours)
+        messages, params, settings = self._request(ours)
         if self._streamed:
             async with model.request_stream(
-                messages, self._settings, params, self._run_context
+                messages, settings, params, self._run_context
             ) as stream:
                 source = _streamed_chunks(stream)
                 async for event in self._aggregated(source, stream.get):
                     yield event
         else:
-            response = await model.request(messages, self._settings, params)
+            response = await model.request(messages, settings, params)
             async for event in self._aggregated(
                 _listed(chunks_of_response(response)), lambda: response
             ):

@@ -20,6 +20,7 @@ from ...events import ModelStopReason
 from ...host.model_stream import process_model_stream
 from ...testing import ScriptedModel, ScriptedTurn
 from ._messages import converse_messages, host_response
+from ._model import tool_choice_of
 from ._tools import tool_spec_of
 
 __all__ = ["ScriptedPydanticAIModel"]
@@ -49,15 +50,20 @@ class ScriptedPydanticAIModel(FunctionModel):
 
     def _chunks(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[StreamEvent]:
         specs = [tool_spec_of(definition) for definition in info.function_tools]
-        prompt = info.instructions
+        parts = info.model_request_parameters.instruction_parts or []
         return aiter(
             self.script.stream(
                 converse_messages(messages),
                 specs or None,
-                prompt,
-                system_prompt_content=[{"text": prompt}] if prompt else None,
+                info.instructions,
+                tool_choice=tool_choice_of(info.model_settings),
+                system_prompt_content=[{"text": part.content} for part in parts] or None,
             )
         )
+
+    def get_config(self) -> dict[str, Any]:
+        """A fixed model id: two scripted models are the same model to a cache or a log."""
+        return {"model_id": "scripted"}
 
     async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         result: ModelStopReason | None = None
