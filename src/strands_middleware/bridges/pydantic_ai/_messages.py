@@ -46,6 +46,7 @@ from ...content import (
     Message,
     Messages,
     StreamEvent,
+    ToolChoice,
     ToolResult,
     ToolResultContent,
     Usage,
@@ -61,10 +62,14 @@ __all__ = [
     "host_response",
     "host_usage",
     "stop_reason_of",
+    "tool_choice_of",
     "tool_result_content",
 ]
 
 _RETRY_KINDS = ("retry-prompt", "retry-feedback")
+
+_STOP_REASON_KEY = "strands_middleware_stop_reason"
+"""Where a response keeps a stop reason pydantic-ai's ``finish_reason`` cannot say."""
 
 _STOP_REASONS: dict[str, str] = {
     "stop": "end_turn",
@@ -79,6 +84,22 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "guardrail_intervened": "content_filter",
     "tool_use": "tool_call",
 }
+
+
+_TOOL_CHOICES: dict[str, Any] = {"auto": {"auto": {}}, "required": {"any": {}}}
+
+
+def tool_choice_of(settings: Any) -> ToolChoice | None:
+    """pydantic-ai's ``tool_choice`` setting in Converse (None for pydantic-ai's default)."""
+    choice: Any = None if settings is None else settings.get("tool_choice")
+    if isinstance(choice, str):
+        return _TOOL_CHOICES.get(choice)
+    if isinstance(choice, list) and len(cast("list[object]", choice)) == 1:
+        [name] = cast("list[object]", choice)
+        if isinstance(name, str):
+            chosen: Any = {"tool": {"name": name}}
+            return cast(ToolChoice, chosen)
+    return None
 
 
 def tool_result_content(value: Any) -> list[ToolResultContent]:
@@ -280,6 +301,9 @@ def host_usage(usage: Usage) -> RequestUsage:
 
 def stop_reason_of(response: ModelResponse) -> str:
     """Why the model stopped, in Converse words."""
+    details = response.provider_details
+    if details is not None and isinstance(details.get(_STOP_REASON_KEY), str):
+        return str(details[_STOP_REASON_KEY])
     if any(isinstance(part, ToolCallPart) for part in response.parts):
         return "tool_use"
     reason = response.finish_reason
@@ -294,17 +318,29 @@ def finish_reason_of(stop_reason: str) -> FinishReason | None:
 def host_response(
     message: Message, stop_reason: str, usage: Usage, origin: ModelResponse | None
 ) -> ModelResponse:
-    """A model call's result as pydantic-ai's ``ModelResponse``."""
+    """A model call's result as pydantic-ai's ``ModelResponse``.
+
+    A stop reason pydantic-ai has no word for (``guardrail_intervened``, say) is kept in the
+    response's ``provider_details``, so it reads back as it was.
+    """
     parts = _response_parts(message)
+    finish_reason = finish_reason_of(stop_reason)
+    details = None if origin is None else origin.provider_details
+    if _STOP_REASONS.get(finish_reason or "") != stop_reason and stop_reason != "tool_use":
+        details = {**(details or {}), _STOP_REASON_KEY: stop_reason}
     if origin is not None:
         return dataclasses.replace(
             origin,
             parts=parts,
             usage=host_usage(usage),
-            finish_reason=finish_reason_of(stop_reason),
+            finish_reason=finish_reason,
+            provider_details=details,
         )
     return ModelResponse(
-        parts=parts, usage=host_usage(usage), finish_reason=finish_reason_of(stop_reason)
+        parts=parts,
+        usage=host_usage(usage),
+        finish_reason=finish_reason,
+        provider_details=details,
     )
 
 

@@ -52,8 +52,10 @@ from ._messages import (
     converse_messages,
     host_messages,
     host_response,
+    tool_choice_of,
 )
 from ._tools import tool_spec_of
+from .testing import ScriptedPydanticAIModel
 
 __all__ = ["MiddlewareModel"]
 
@@ -77,22 +79,6 @@ def _instruction_parts(prompt: SystemPrompt) -> list[InstructionPart]:
     if isinstance(prompt, str):
         return [InstructionPart(prompt)] if prompt else []
     return [InstructionPart(block["text"]) for block in prompt if "text" in block]
-
-
-_TOOL_CHOICES: dict[str, Any] = {"auto": {"auto": {}}, "required": {"any": {}}}
-
-
-def tool_choice_of(settings: ModelSettings | None) -> ToolChoice | None:
-    """pydantic-ai's ``tool_choice`` setting in Converse (None for pydantic-ai's default)."""
-    choice: Any = None if settings is None else settings.get("tool_choice")
-    if isinstance(choice, str):
-        return _TOOL_CHOICES.get(choice)
-    if isinstance(choice, list) and len(cast("list[object]", choice)) == 1:
-        [name] = cast("list[object]", choice)
-        if isinstance(name, str):
-            chosen: Any = {"tool": {"name": name}}
-            return cast(ToolChoice, chosen)
-    return None
 
 
 def _host_tool_choice(choice: ToolChoice | None) -> Any:
@@ -142,12 +128,14 @@ class _ModelCall:
     __slots__ = (
         "_choice",
         "_messages",
+        "_model",
         "_params",
         "_produced",
         "_prompt",
         "_run_context",
         "_settings",
         "_shown",
+        "_shown_model",
         "_specs",
         "_streamed",
         "_was",
@@ -178,6 +166,10 @@ class _ModelCall:
         self._was_specs = [tool_spec_of(definition) for definition in params.function_tools]
         self._prompt = _instructions(messages, params)
         self._choice = tool_choice_of(settings)
+        wrapped = model.wrapped
+        self._model = wrapped
+        played: Any = wrapped.script if isinstance(wrapped, ScriptedPydanticAIModel) else wrapped
+        self._shown_model: Any = played
         # The message object of each result the terminal made, to the response it was made of.
         self._produced: dict[int, tuple[ModelStopReason, ModelResponse]] = {}
         self.context = InvokeModelContext(
@@ -187,14 +179,17 @@ class _ModelCall:
             tool_specs=specs,
             tool_choice=self._choice,
             invocation_state=model.invocation_state,
-            # pydantic-ai's own model: a handler may switch the call to another (see README).
-            model=cast(Any, model.wrapped),
+            # pydantic-ai's own model (see README), or the model of this library it plays.
+            model=self._shown_model,
         )
 
     def terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
-        if not isinstance(ours.model, Model):  # a model of this library's shape
-            return invoke_model_terminal(ours)
-        return self._host_call(ours, ours.model)
+        chosen: Any = ours.model
+        if chosen is self._shown_model:
+            return self._host_call(ours, self._model)
+        if isinstance(chosen, Model):  # another of pydantic-ai's models
+            return self._host_call(ours, cast("Model[Any]", chosen))
+        return invoke_model_terminal(ours)  # a model of this library
 
     def _request(
         self, ours: InvokeModelContext

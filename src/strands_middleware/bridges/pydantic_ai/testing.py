@@ -18,9 +18,9 @@ from pydantic_ai.models.function import (
 from ...content import StreamEvent
 from ...events import ModelStopReason
 from ...host.model_stream import process_model_stream
+from ...models import Model as LibraryModel
 from ...testing import ScriptedModel, ScriptedTurn
-from ._messages import converse_messages, host_response
-from ._model import tool_choice_of
+from ._messages import converse_messages, host_response, tool_choice_of
 from ._tools import tool_spec_of
 
 __all__ = ["ScriptedPydanticAIModel"]
@@ -40,12 +40,19 @@ class ScriptedPydanticAIModel(FunctionModel):
         agent = pydantic_ai.Agent(model)
         ```
 
+    Any other model of this library's shape (anything with its ``stream``) is played the same
+    way, so a test can run one model on every host.
+
     Args:
-        script: A `ScriptedModel`, or the turns to build one from.
+        script: A `ScriptedModel` (or another model of this library), or the turns to build a
+            `ScriptedModel` from.
     """
 
-    def __init__(self, script: ScriptedModel | Iterable[ScriptedTurn]) -> None:
-        self.script = script if isinstance(script, ScriptedModel) else ScriptedModel(script)
+    def __init__(self, script: ScriptedModel | LibraryModel | Iterable[ScriptedTurn]) -> None:
+        played: Any = script
+        self.script: ScriptedModel | LibraryModel = (
+            played if hasattr(played, "stream") else ScriptedModel(played)
+        )
         super().__init__(self._respond, stream_function=self._stream, model_name="scripted")
 
     def _chunks(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[StreamEvent]:
