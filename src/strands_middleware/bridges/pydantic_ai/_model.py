@@ -122,6 +122,10 @@ def _tool_definitions(
     return definitions
 
 
+def _is_pydantic_ai_model(model: object) -> bool:
+    return isinstance(model, Model)
+
+
 class _ModelCall:
     """One request through the chain: the context handed out, and the way back."""
 
@@ -187,9 +191,9 @@ class _ModelCall:
         chosen: Any = ours.model
         if chosen is self._shown_model:
             return self._host_call(ours, self._model)
-        if isinstance(chosen, Model):  # another of pydantic-ai's models
-            return self._host_call(ours, cast("Model[Any]", chosen))
-        return invoke_model_terminal(ours)  # a model of this library
+        if not _is_pydantic_ai_model(chosen):  # a model of this library
+            return invoke_model_terminal(ours)
+        return self._host_call(ours, chosen)  # another of pydantic-ai's models
 
     def _request(
         self, ours: InvokeModelContext
