@@ -356,13 +356,14 @@ class _ChainStream(StreamedResponse):
             elif kind is ToolUseDeltaEvent:
                 delta = cast(ToolUseDeltaEvent, event)
                 vendor: Hashable = (block, delta.tool_use_id)
-                for out in parts.handle_tool_call_delta_events(
+                started = parts.handle_tool_call_delta(
                     vendor_part_id=vendor,
                     tool_name=delta.name,
                     args=delta.input_fragment,
                     tool_call_id=delta.tool_use_id,
-                ):
-                    yield out
+                )
+                if started is not None:
+                    yield started
             elif kind is ReasoningDeltaEvent:
                 thought = cast(ReasoningDeltaEvent, event)
                 for out in parts.handle_thinking_delta(

@@ -143,14 +143,9 @@ class PydanticAIAgent:
         return self._stream(prompt)
 
     async def _stream(self, prompt: str) -> AsyncIterator[object]:
-        async with self.agent.iter(prompt, message_history=self.history) as run:
-            async for node in run:
-                if Agent.is_model_request_node(node):
-                    async with node.stream(run.ctx) as events:
-                        async for event in events:
-                            yield event
-                else:
-                    yield node
+        async with self.agent.run_stream_events(prompt, message_history=self.history) as events:
+            async for event in events:
+                yield event
 
     @property
     def messages(self) -> Messages:
