@@ -16,7 +16,7 @@ otherwise; in a streamed request, the deltas handlers yield are the stream's del
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Hashable
+from collections.abc import AsyncGenerator, AsyncIterator, Hashable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, cast
@@ -49,9 +49,12 @@ from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
 from ._messages import (
     StreamChunks,
     chunks_of_response,
+    converse_message,
     converse_messages,
+    converse_usage,
     host_messages,
     host_response,
+    stop_reason_of,
     tool_choice_of,
 )
 from ._tools import tool_spec_of
@@ -134,8 +137,8 @@ class _ModelCall:
         "_messages",
         "_model",
         "_params",
-        "_produced",
         "_prompt",
+        "_response",
         "_run_context",
         "_settings",
         "_shown",
@@ -175,7 +178,8 @@ class _ModelCall:
         played: Any = wrapped.script if isinstance(wrapped, ScriptedPydanticAIModel) else wrapped
         self._shown_model: Any = played
         # The message object of each result the terminal made, to the response it was made of.
-        self._produced: dict[int, tuple[ModelStopReason, ModelResponse]] = {}
+        # The response of the terminal's latest model call.
+        self._response: ModelResponse | None = None
         self.context = InvokeModelContext(
             agent=model.agent,
             messages=shown,
@@ -214,62 +218,64 @@ class _ModelCall:
             params = dataclasses.replace(params, function_tools=definitions)
         return messages, params, settings
 
-    async def _host_call(
+    def _host_call(
         self, ours: InvokeModelContext, model: Model
     ) -> AsyncGenerator[TypedEvent, None]:
+        # The aggregator is the terminal's stream itself: no generator hop of the bridge's own
+        # on any event; the response the chunks came from is noted when they end.
         messages, params, settings = self._request(ours)
         if self._streamed:
-            async with model.request_stream(
-                messages, settings, params, self._run_context
-            ) as stream:
-                source = _streamed_chunks(stream)
-                async for event in self._aggregated(source, stream.get):
-                    yield event
+            chunks = self._streamed_chunks(model, messages, settings, params)
         else:
-            response = await model.request(messages, settings, params)
-            async for event in self._aggregated(
-                _listed(chunks_of_response(response)), lambda: response
-            ):
-                yield event
+            chunks = self._response_chunks(model, messages, settings, params)
+        return process_model_stream(chunks)
 
-    async def _aggregated(
-        self, chunks: AsyncIterator[StreamEvent], response: Callable[[], ModelResponse]
-    ) -> AsyncGenerator[TypedEvent, None]:
-        events = process_model_stream(chunks)
-        try:
-            async for event in events:
-                if isinstance(event, ModelStopReason):
-                    self._produced[id(event.message)] = (event, response())
-                yield event
-        finally:
-            await events.aclose()
+    async def _response_chunks(
+        self,
+        model: Model,
+        messages: list[ModelMessage],
+        settings: ModelSettings | None,
+        params: ModelRequestParameters,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        response = await model.request(messages, settings, params)
+        self._response = response
+        for chunk in chunks_of_response(response):
+            yield chunk
+
+    async def _streamed_chunks(
+        self,
+        model: Model,
+        messages: list[ModelMessage],
+        settings: ModelSettings | None,
+        params: ModelRequestParameters,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        converter = StreamChunks()
+        async with model.request_stream(messages, settings, params, self._run_context) as stream:
+            yield converter.start()
+            async for event in stream:
+                for chunk in converter.of(event):
+                    yield chunk
+            response = stream.get()
+            self._response = response
+            for chunk in converter.end(response):
+                yield chunk
 
     def response_of(self, result: ModelStopReason) -> ModelResponse:
-        """pydantic-ai's response for the chain's result."""
-        produced = self._produced.get(id(result.message))
-        if produced is not None:
-            made, response = produced
-            if made is result or (
-                made.stop_reason == result.stop_reason and made.usage == result.usage
-            ):
-                return response
-            return host_response(result.message, result.stop_reason, result.usage, response)
-        return host_response(result.message, result.stop_reason, result.usage, None)
+        """pydantic-ai's response for the chain's result.
 
-
-async def _listed(chunks: Any) -> AsyncGenerator[StreamEvent, None]:
-    for chunk in chunks:
-        yield chunk
-
-
-async def _streamed_chunks(stream: StreamedResponse) -> AsyncGenerator[StreamEvent, None]:
-    converter = StreamChunks()
-    yield converter.start()
-    async for event in stream:
-        for chunk in converter.of(event):
-            yield chunk
-    for chunk in converter.end(stream.get()):
-        yield chunk
+        The model's own response when the result still says what the terminal's last call
+        made of it (the message, the stop reason, the usage); a rebuilt one otherwise.
+        """
+        response = self._response
+        if response is None:
+            return host_response(result.message, result.stop_reason, result.usage, None)
+        if (
+            result.stop_reason == stop_reason_of(response)
+            and result.usage == converse_usage(response.usage)
+            and result.message == converse_message(response)
+        ):
+            return response
+        return host_response(result.message, result.stop_reason, result.usage, response)
 
 
 class MiddlewareModel(WrapperModel):
