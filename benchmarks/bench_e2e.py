@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import importlib.util
 import statistics
 import sys
 import time
@@ -351,6 +352,23 @@ def _rows(deltas: int) -> list[Row]:
     ]
 
 
+def _pydantic_ai_rows(deltas: int) -> list[Row]:
+    """The pydantic-ai bridge's row, where pydantic-ai is installed (Python 3.11 and newer)."""
+    if importlib.util.find_spec("pydantic_ai") is None:
+        return []
+    from pydantic_ai_contestants import bridged_pydantic_ai, native_pydantic_ai
+
+    turns = _Turns(deltas)
+    return [
+        Row(
+            "pydantic-ai + bridge, 4 pass-through Wrap / the same as 4 native capabilities",
+            Contestant("pydantic-ai+bridge+4", bridged_pydantic_ai(turns, lambda: wraps(4))),
+            Contestant("pydantic-ai+native+4", native_pydantic_ai(turns, 4)),
+            "<= 1.10x",
+        )
+    ]
+
+
 def _scaling_rows(deltas: int) -> list[Row]:
     turns = _Turns(deltas)
     bare = Contestant("reference", reference(turns))
@@ -382,7 +400,7 @@ async def main(argv: list[str]) -> None:
     parser.add_argument("--scaling", action="store_true", help="add the scaling rows")
     args = parser.parse_args(argv)
 
-    rows = _rows(args.deltas)
+    rows = _rows(args.deltas) + _pydantic_ai_rows(args.deltas)
     if args.scaling:
         rows += _scaling_rows(args.deltas)
     for row in rows:

@@ -135,3 +135,26 @@ def test_long_conversation_shows_what_the_model_was_sent_at_each_call() -> None:
         "  user      Email both figures to cfo@example.com.",
         "  user      Also, what is the admin password?",
     ]
+
+
+def test_portable_runs_one_stack_unchanged_on_every_installed_host() -> None:
+    import importlib.util
+
+    hosts = ["reference agent", "strands.Agent"]
+    if importlib.util.find_spec("pydantic_ai") is not None:  # Python 3.11+
+        hosts.append("pydantic-ai Agent")
+    lines = run_example("portable.py").splitlines()
+    assert len(lines) == 5 * len(hosts)
+    seen = {
+        host: [line.removeprefix(f"[{host}] ") for line in lines if line.startswith(f"[{host}]")]
+        for host in hosts
+    }
+    assert seen["reference agent"] == [
+        "paused: interrupt, asks ['approve-tool-call']",
+        "done: end_turn, answer \"Deleted alice's report.\", deleted ['/tmp/report.txt']",
+        "model calls logged: ['1 messages -> tool_use', '3 messages -> tool_use', "
+        "'5 messages -> end_turn']",
+        "model requests: 4 (one throttled, retried)",
+        "cache: 1 hit(s); trivia model calls: 1",
+    ]
+    assert all(each == seen["reference agent"] for each in seen.values())

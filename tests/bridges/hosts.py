@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import importlib.util
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -201,7 +202,7 @@ class _History(list[Any]):
 
 def host_agent(agent: Any) -> Any:
     """The host's own agent object: what a catalog item's per-agent state is keyed by."""
-    return agent.agent if isinstance(agent, StrandsHostAgent) else agent
+    return agent if isinstance(agent, Agent) else getattr(agent, "agent", agent)
 
 
 @contextlib.contextmanager
@@ -232,3 +233,22 @@ AgentFactory = Callable[..., Any]
 
 AGENTS: dict[str, AgentFactory] = {"reference": Agent, "strands": StrandsHostAgent}
 """Build an agent on either host with the reference agent's keywords."""
+
+
+# ---- pydantic-ai (Python 3.11 and newer, as pydantic-ai itself) ----------------------------
+
+KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {}
+"""(host, parity test) to why the host behaves otherwise by design; such a test must fail there."""
+
+if importlib.util.find_spec("pydantic_ai") is not None:
+    from .on_pydantic_ai.host import (
+        KNOWN_DIFFERENCES as PYDANTIC_AI_DIFFERENCES,
+    )
+    from .on_pydantic_ai.host import (
+        PydanticAIHostAgent,
+        pydantic_ai_run,
+    )
+
+    HOSTS["pydantic_ai"] = pydantic_ai_run
+    AGENTS["pydantic_ai"] = PydanticAIHostAgent
+    KNOWN_DIFFERENCES.update(PYDANTIC_AI_DIFFERENCES)

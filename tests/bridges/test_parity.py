@@ -31,11 +31,14 @@ from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
-from .hosts import HOSTS, Builder
+from .hosts import HOSTS, KNOWN_DIFFERENCES, Builder
 
 
 @pytest.fixture(params=sorted(HOSTS))
 def host(request: pytest.FixtureRequest) -> Builder:
+    reason = KNOWN_DIFFERENCES.get((request.param, request.function.__name__))
+    if reason is not None:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
     return HOSTS[request.param]
 
 
@@ -375,9 +378,9 @@ def test_an_agent_stream_wrap_handler_sees_the_same_events_on_both_hosts() -> No
     """strands' lifecycle events (no counterpart here) are the only extra, as `HostEvent`s."""
     seen: dict[str, list[TypedEvent]] = {}
     turns = [tool_turn("add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("It is 3.")]
-    for name, build in HOSTS.items():
+    for name in ("reference", "strands"):  # the hosts with an agent-stream stage
         seen[name] = []
-        build(turns, [add], [recorder(AgentStreamStage, seen[name])])("go")
+        HOSTS[name](turns, [add], [recorder(AgentStreamStage, seen[name])])("go")
     ours = {
         name: [e for e in events if not isinstance(e, HostEvent)] for name, events in seen.items()
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from strands_middleware.conformance.hosts import load_harness
+from strands_middleware.conformance.hosts import BUILT_IN_HOSTS, load_harness
 from strands_middleware.conformance.suite import ConformanceSuite
 
 KNOWN_FAILURES: Mapping[str, Mapping[str, str]] = {
@@ -19,6 +19,20 @@ KNOWN_FAILURES: Mapping[str, Mapping[str, str]] = {
             "strands-agents (1.62 and newest tested): when the caller closes stream_async early, "
             "strands' event loop leaves the model-stage chain suspended; it is closed only when "
             "the asyncio event loop shuts down"
+        ),
+    },
+    "pydantic_ai": {
+        "unknown_tool_runs_the_chain_with_tool_none": (
+            "pydantic-ai (2.62 and newest tested) answers a call to a tool the agent does not "
+            "have itself, before any tool hook runs, so the chain never sees it"
+        ),
+        "unknown_tool_can_be_answered_by_middleware": (
+            "pydantic-ai answers a call to an unknown tool before any tool hook runs, so "
+            "middleware cannot answer it"
+        ),
+        "middleware_retry_is_one_hook_pair": (
+            "pydantic-ai's before/after tool-execute hooks run inside the handler its execution "
+            "hook is given, so a Wrap handler calling next_fn twice fires them twice"
         ),
     },
 }
@@ -33,3 +47,10 @@ class TestReferenceAgentConformance(ConformanceSuite):
 class TestStrandsBridgeConformance(ConformanceSuite):
     harness = load_harness("strands")
     known_failures = KNOWN_FAILURES["strands"]
+
+
+if BUILT_IN_HOSTS["pydantic_ai"].installed:  # pydantic-ai needs Python 3.11 or newer
+
+    class TestPydanticAIBridgeConformance(ConformanceSuite):
+        harness = load_harness("pydantic_ai")
+        known_failures = KNOWN_FAILURES["pydantic_ai"]

@@ -33,6 +33,11 @@ BUILT_IN_HOSTS: dict[str, BuiltInHost] = {
         needs="strands",
         install='pip install "strands-middleware[strands]"',
     ),
+    "pydantic_ai": BuiltInHost(
+        "strands_middleware.bridges.pydantic_ai.conformance:PydanticAIHarness",
+        needs="pydantic_ai",
+        install='pip install "strands-middleware[pydantic-ai]" (Python 3.11 or newer)',
+    ),
 }
 """This repository's hosts, by the name ``python -m strands_middleware.conformance`` takes.
 

@@ -1,0 +1,149 @@
+"""`PydanticAIMiddleware`: this library's registry as a pydantic-ai capability.
+
+A pydantic-ai user adds behaviour by passing capabilities to their ``Agent``; this one runs this
+library's middleware at two of pydantic-ai's points:
+
+* **model calls** (`InvokeModelStage`): a wrapper model around the model serving each request
+  (`_model`), so a Wrap handler may call ``next_fn`` as often as it likes;
+* **tool calls** (`ExecuteToolStage`): the tool-execution hook (`_tools`), with interrupts as
+  pydantic-ai's approval deferral (`_interrupts`).
+
+pydantic-ai has no pass of its loop a handler could pause and resume, so the provisional
+`AgentStreamStage` is refused at registration.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import ToolCallPart
+from pydantic_ai.models import Model
+from pydantic_ai.tools import ToolDefinition
+from typing_extensions import Self
+
+from ...engine.registry import MiddlewareSource
+from ...events import ToolResultEvent
+from ...exceptions import InterruptException
+from ...host.mixin import MiddlewareHostMixin
+from ...host.tool_call import copy_tool_use, make_tool_terminal, run_tool_stage
+from ...stages.agent_stream import AgentStreamStage
+from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages.invoke_model import InvokeModelStage
+from ._interrupts import answers_of, deferral
+from ._model import MiddlewareModel
+from ._tools import PydanticAITool, cancel_signal, host_result
+
+__all__ = ["AgentStreamNotSupportedError", "PydanticAIMiddleware"]
+
+
+class AgentStreamNotSupportedError(TypeError):
+    """AgentStreamStage handlers were registered on a host that has no agent-stream stage."""
+
+
+_REFUSAL = (
+    "AgentStreamStage is not supported on pydantic-ai: pydantic-ai's loop has no pass a "
+    "handler could pause and resume, so AgentStreamStage handlers would never run. Use "
+    "InvokeModelStage or ExecuteToolStage handlers instead."
+)
+
+
+class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
+    """This library's middleware on a pydantic-ai ``Agent``, as one of its capabilities.
+
+    Example:
+        ```python
+        from pydantic_ai import Agent
+        from strands_middleware.bridges.pydantic_ai import PydanticAIMiddleware
+
+        agent = Agent(model, tools=[delete_file],
+                      capabilities=[PydanticAIMiddleware(timing, ToolApproval())])
+        ```
+
+    Args:
+        middleware: What to register, in order (as ``use()`` takes it).
+
+    Raises:
+        TypeError: an argument is not middleware, or it is an ``AgentStreamStage`` handler.
+    """
+
+    def __init__(self, *middleware: MiddlewareSource) -> None:
+        super().__init__()
+        self._agent: Any = None
+        self._state: dict[str, Any] = {}
+        self.use(*middleware)
+
+    def use(self, *middleware: MiddlewareSource) -> Self:
+        """Register `Middleware` objects; refuses AgentStreamStage handlers, registering nothing."""
+        probe = type(self.middleware_registry)()
+        probe.use(*middleware)
+        if probe.has_handlers(AgentStreamStage):
+            raise AgentStreamNotSupportedError(_REFUSAL)
+        return super().use(*middleware)
+
+    def add_middleware(self, stage_or_phase: Any, handler: Any) -> None:
+        """Register ``handler`` on a stage or phase; AgentStreamStage is refused."""
+        if getattr(stage_or_phase, "stage", stage_or_phase) is AgentStreamStage:
+            raise AgentStreamNotSupportedError(_REFUSAL)
+        super().add_middleware(stage_or_phase, handler)
+
+    # ---- pydantic-ai's side ------------------------------------------------------------------
+
+    def for_agent(self, agent: AbstractAgent[Any, Any]) -> AbstractCapability[Any]:
+        bound = copy.copy(self)
+        bound._agent = agent
+        return bound
+
+    async def for_run(self, ctx: RunContext[Any]) -> AbstractCapability[Any]:
+        run = copy.copy(self)
+        run._state = {}  # invocation_state: one dict for every stage of the run
+        return run
+
+    def get_wrapper_model(self, model: Model) -> Model | None:
+        registry = self.middleware_registry
+        if not registry.has_handlers(InvokeModelStage):
+            return None
+        return MiddlewareModel(model, registry, self._agent, self._state)
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: dict[str, Any],
+        handler: Callable[[dict[str, Any]], Awaitable[Any]],
+    ) -> Any:
+        registry = self.middleware_registry
+        if not registry.has_handlers(ExecuteToolStage):
+            return await handler(args)
+        tool_use = copy_tool_use(
+            {"toolUseId": call.tool_call_id, "name": call.tool_name, "input": args}
+        )
+        tool = PydanticAITool(tool_def, handler, args, copy_tool_use(tool_use)["input"])
+        answered = answers_of(ctx.tool_call_metadata) if ctx.tool_call_approved else {}
+        signal = cancel_signal()
+        context = ExecuteToolContext(
+            agent=self._agent,
+            tool=tool,
+            tool_use=tool_use,
+            invocation_state=self._state,
+            cancel_signal=signal,
+            _interrupts=answered,
+        )
+        result: ToolResultEvent | None = None
+        stream = run_tool_stage(registry, context, make_tool_terminal(signal))
+        try:
+            async for event in stream:
+                if isinstance(event, ToolResultEvent):
+                    result = event
+        except InterruptException as paused:
+            raise deferral(paused.interrupt, answered) from None
+        finally:
+            await stream.aclose()
+        assert result is not None  # run_tool_stage ends with a result or raises
+        return host_result(result, tool)
