@@ -1,0 +1,314 @@
+"""LangChain's messages, tools and tool choice as Converse data, and back.
+
+A LangChain history holds one message per tool result (`ToolMessage`) where Converse holds one
+user message with a ``toolResult`` block per call, and it may hold consecutive human messages,
+which Converse does not allow. Going in, consecutive user-side messages are merged into one
+Converse user message; the `Shown` record keeps which LangChain messages each Converse message
+came from, so a Converse message a handler left as it was goes back as those very messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, cast
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+)
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from ...content import ContentBlock, Message, Messages, ToolChoice, ToolResult, ToolSpec, ToolUse
+
+__all__ = [
+    "Shown",
+    "ai_message",
+    "converse_messages",
+    "converse_tool_choice",
+    "converse_tool_result",
+    "converse_tool_specs",
+    "host_messages",
+    "host_tool_choice",
+    "host_tools",
+    "system_prompt_in",
+    "system_prompt_out",
+    "tool_message",
+    "tool_use_of",
+]
+
+
+class Shown:
+    """The Converse messages handed to handlers, each with the LangChain messages it came from."""
+
+    __slots__ = ("groups", "host", "messages")
+
+    def __init__(self, host: Sequence[BaseMessage]) -> None:
+        self.host = host
+        self.messages: list[Message] = []
+        self.groups: list[list[BaseMessage]] = []
+        for message in host:
+            converse = _message_in(message)
+            if (
+                converse["role"] == "user"
+                and self.messages
+                and self.messages[-1]["role"] == "user"
+                and not isinstance(message, AIMessage)
+            ):
+                self.messages[-1] = {
+                    "role": "user",
+                    "content": [*self.messages[-1]["content"], *converse["content"]],
+                }
+                self.groups[-1].append(message)
+            else:
+                self.messages.append(converse)
+                self.groups.append([message])
+
+
+def converse_messages(host: Sequence[BaseMessage]) -> tuple[Messages, Shown]:
+    """A fresh Converse copy of ``host`` for handlers, and the record to bring it back by."""
+    shown = Shown(host)
+    return [_copy(message) for message in shown.messages], shown
+
+
+def host_messages(ours: Messages, shown: Shown) -> Sequence[BaseMessage]:
+    """LangChain's messages for what a handler left: its own objects where nothing changed."""
+    if len(ours) == len(shown.messages) and all(
+        mine == seen for mine, seen in zip(ours, shown.messages, strict=True)
+    ):
+        return shown.host
+    result: list[BaseMessage] = []
+    for index, message in enumerate(ours):
+        if index < len(shown.messages) and message == shown.messages[index]:
+            result.extend(shown.groups[index])
+            continue
+        result.extend(_message_out(message))
+    return result
+
+
+def _copy(message: Message) -> Message:
+    copied: Any = json.loads(json.dumps(message))
+    return cast(Message, copied)
+
+
+def _text_of(content: Any) -> list[ContentBlock]:
+    if isinstance(content, str):
+        return [{"text": content}] if content else []
+    blocks: list[ContentBlock] = []
+    for block in cast("list[Any]", content):
+        if isinstance(block, str):
+            blocks.append({"text": block})
+        elif isinstance(block, dict) and cast("dict[str, Any]", block).get("type") == "text":
+            blocks.append({"text": str(cast("dict[str, Any]", block)["text"])})
+        else:
+            raise TypeError(
+                f"a LangChain message content block of type {_kind(block)!r} has no Converse "
+                "form the bridge carries (text, tool calls and tool results do)"
+            )
+    return blocks
+
+
+def _kind(block: Any) -> str:
+    if isinstance(block, dict):
+        return str(cast("dict[str, Any]", block).get("type"))
+    return type(block).__name__
+
+
+def _message_in(message: BaseMessage) -> Message:
+    if isinstance(message, AIMessage):
+        content: list[ContentBlock] = _text_of(message.content)
+        for call in message.tool_calls:
+            content.append({"toolUse": tool_use_of(call)})
+        return {"role": "assistant", "content": content}
+    if isinstance(message, ToolMessage):
+        return {"role": "user", "content": [{"toolResult": converse_tool_result(message)}]}
+    if isinstance(message, HumanMessage):
+        return {"role": "user", "content": _text_of(message.content)}
+    raise TypeError(
+        f"a {type(message).__name__} in the model request has no Converse form: the bridge "
+        "carries human, AI and tool messages (the system message travels as the system prompt)"
+    )
+
+
+def tool_use_of(call: ToolCall) -> ToolUse:
+    """A LangChain tool call as a Converse ``toolUse``."""
+    return {"toolUseId": call["id"] or "", "name": call["name"], "input": dict(call["args"])}
+
+
+def converse_tool_result(message: ToolMessage) -> ToolResult:
+    """A `ToolMessage` as a Converse ``toolResult``."""
+    content: Any = _text_of(message.content) or [{"text": ""}]
+    return {
+        "toolUseId": message.tool_call_id,
+        "status": "error" if message.status == "error" else "success",
+        "content": content,
+    }
+
+
+def _joined(blocks: Sequence[Any]) -> str:
+    parts: list[str] = []
+    for block in blocks:
+        if "text" in block:
+            parts.append(str(block["text"]))
+        elif "json" in block:
+            parts.append(json.dumps(block["json"]))
+        else:
+            raise TypeError(
+                f"a Converse block with keys {sorted(block)} has no LangChain message form the "
+                "bridge carries (text and json blocks do)"
+            )
+    return "".join(parts)
+
+
+def tool_message(result: ToolResult, name: str | None = None) -> ToolMessage:
+    """A Converse ``toolResult`` as a `ToolMessage`."""
+    return ToolMessage(
+        content=_joined(result.get("content", [])),
+        tool_call_id=result["toolUseId"],
+        name=name,
+        status="error" if result.get("status") == "error" else "success",
+    )
+
+
+def ai_message(message: Message, usage: Any = None) -> AIMessage:
+    """A Converse assistant message as an `AIMessage` (with ``usage`` as its usage metadata)."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in message["content"]:
+        if "text" in block:
+            texts.append(block["text"])
+        elif "toolUse" in block:
+            use = block["toolUse"]
+            args: dict[str, Any] = dict(use["input"])
+            calls.append(
+                ToolCall(name=use["name"], args=args, id=use["toolUseId"], type="tool_call")
+            )
+        else:
+            raise TypeError(
+                f"an assistant block with keys {sorted(block)} has no AIMessage form the bridge "
+                "carries (text and toolUse blocks do)"
+            )
+    extra: dict[str, Any] = {}
+    if usage is not None:
+        extra["usage_metadata"] = {
+            "input_tokens": int(usage.get("inputTokens", 0)),
+            "output_tokens": int(usage.get("outputTokens", 0)),
+            "total_tokens": int(usage.get("totalTokens", 0)),
+        }
+    return AIMessage(content="".join(texts), tool_calls=calls, **extra)
+
+
+def _message_out(message: Message) -> list[BaseMessage]:
+    if message["role"] == "assistant":
+        return [ai_message(message)]
+    results: list[BaseMessage] = []
+    texts: list[str] = []
+    for block in message["content"]:
+        if "toolResult" in block:
+            results.append(tool_message(block["toolResult"]))
+        elif "text" in block:
+            texts.append(block["text"])
+        else:
+            raise TypeError(
+                f"a user block with keys {sorted(block)} has no LangChain message form the "
+                "bridge carries (text and toolResult blocks do)"
+            )
+    if texts:
+        results.append(HumanMessage(content="".join(texts)))
+    return results
+
+
+def system_prompt_in(message: SystemMessage | None) -> str | None:
+    """The system message as the prompt handlers see (its text)."""
+    return None if message is None else message.text
+
+
+def system_prompt_out(ours: Any, shown: str | None, host: SystemMessage | None) -> Any:
+    """LangChain's system message for the prompt a handler left: its own when unchanged."""
+    if ours == shown:
+        return host
+    if ours is None:
+        return None
+    if isinstance(ours, str):
+        return SystemMessage(content=ours)
+    return SystemMessage(content=_joined(cast("list[Any]", ours)))
+
+
+def converse_tool_specs(tools: Sequence[Any]) -> list[ToolSpec]:
+    """LangChain's tools (``BaseTool`` or provider dicts) as Converse tool specs."""
+    specs: list[ToolSpec] = []
+    for each in tools:
+        function = convert_to_openai_tool(each)["function"]
+        specs.append(
+            {
+                "name": function["name"],
+                "description": function.get("description", ""),
+                "inputSchema": {"json": function.get("parameters", {})},
+            }
+        )
+    return specs
+
+
+def host_tools(ours: list[ToolSpec], shown: list[ToolSpec], host: Sequence[Any]) -> list[Any]:
+    """LangChain's tools for the specs a handler left: its own where a spec is unchanged.
+
+    A spec a handler added or changed reaches the model as an OpenAI-format tool dict.
+    """
+    if ours == shown:
+        return list(host)
+    by_name = {spec["name"]: (spec, tool) for spec, tool in zip(shown, host, strict=True)}
+    tools: list[Any] = []
+    for spec in ours:
+        known = by_name.get(spec["name"])
+        if known is not None and known[0] == spec:
+            tools.append(known[1])
+            continue
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": spec["name"],
+                    "description": spec.get("description", ""),
+                    "parameters": spec["inputSchema"].get("json", {}),
+                },
+            }
+        )
+    return tools
+
+
+def converse_tool_choice(choice: Any) -> ToolChoice | None:
+    """LangChain's ``tool_choice`` as Converse's."""
+    if choice is None:
+        return None
+    if choice == "auto":
+        return cast(ToolChoice, {"auto": {}})
+    if choice in ("any", "required", True):
+        return cast(ToolChoice, {"any": {}})
+    if isinstance(choice, str):
+        return cast(ToolChoice, {"tool": {"name": choice}})
+    if isinstance(choice, dict):
+        function = cast("dict[str, Any]", choice).get("function")
+        if isinstance(function, dict) and "name" in function:
+            name = str(cast("dict[str, Any]", function)["name"])
+            return cast(ToolChoice, {"tool": {"name": name}})
+    raise TypeError(f"tool_choice {choice!r} has no Converse form")
+
+
+def host_tool_choice(ours: ToolChoice | None, shown: ToolChoice | None, host: Any) -> Any:
+    """LangChain's ``tool_choice`` for the one a handler left: its own when unchanged."""
+    if ours == shown:
+        return host
+    if ours is None:
+        return None
+    if "auto" in ours:
+        return "auto"
+    if "any" in ours:
+        return "any"
+    tool = cast("dict[str, Any]", ours).get("tool")
+    if isinstance(tool, dict):
+        return str(cast("dict[str, Any]", tool)["name"])
+    raise TypeError(f"tool_choice {ours!r} has no LangChain form")
