@@ -49,7 +49,7 @@ class Run:
     def __call__(self, prompt: Any) -> Outcome:
         result = self.agent(prompt)
         text = "".join(block.get("text", "") for block in result.message["content"])
-        if isinstance(self.agent, Agent):
+        if isinstance(result, AgentResult):
             usage = dict(result.usage)
         else:  # strands: the figures of this invocation, as its telemetry reports them
             invocation = result.metrics.latest_agent_invocation
@@ -120,6 +120,13 @@ def strands_agent(
 
 
 HOSTS: dict[str, Builder] = {"reference": reference, "strands": strands_agent}
+
+# LangChain v1's create_agent through its bridge (tests/bridges/langchain_host.py).
+from .langchain_host import LangChainHostAgent, langchain_agent  # noqa: E402
+
+HOSTS["langchain"] = langchain_agent
+REFUSES_AGENT_STREAM = {"langchain"}
+"""Hosts with no hook around a whole agent pass: AgentStreamStage middleware is refused there."""
 
 
 # ---- any agent of the catalog tests, on either host ----------------------------------------
@@ -232,3 +239,5 @@ AgentFactory = Callable[..., Any]
 
 AGENTS: dict[str, AgentFactory] = {"reference": Agent, "strands": StrandsHostAgent}
 """Build an agent on either host with the reference agent's keywords."""
+
+AGENTS["langchain"] = LangChainHostAgent

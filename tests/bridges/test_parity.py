@@ -31,12 +31,28 @@ from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
-from .hosts import HOSTS, Builder
+from .hosts import HOSTS, REFUSES_AGENT_STREAM, Builder
 
 
 @pytest.fixture(params=sorted(HOSTS))
 def host(request: pytest.FixtureRequest) -> Builder:
     return HOSTS[request.param]
+
+
+@pytest.fixture(params=sorted(set(HOSTS) - REFUSES_AGENT_STREAM))
+def agent_stream_host(request: pytest.FixtureRequest) -> Builder:
+    """A host with a hook around each agent pass, where AgentStreamStage handlers run."""
+    return HOSTS[request.param]
+
+
+@pytest.mark.parametrize("name", sorted(REFUSES_AGENT_STREAM))
+def test_a_host_without_a_pass_hook_refuses_agent_stream_middleware(name: str) -> None:
+    @AgentStreamStage.input
+    def note(context: AgentStreamContext) -> AgentStreamContext:
+        return context
+
+    with pytest.raises(TypeError, match=r"AgentStreamStage middleware .*note.* cannot run"):
+        HOSTS[name]([text_turn("hi")], [], [note])
 
 
 def add(a: int, b: int) -> int:
@@ -240,7 +256,9 @@ def test_an_approval_gate_denial_reaches_the_model(host: Builder) -> None:
     assert results[0]["content"] == [{"text": "denied"}]
 
 
-def test_an_agent_stream_gate_asks_once_per_cycle(host: Builder) -> None:
+def test_an_agent_stream_gate_asks_once_per_cycle(agent_stream_host: Builder) -> None:
+    host = agent_stream_host
+
     @AgentStreamStage.wrap
     async def gate(
         context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
@@ -258,7 +276,8 @@ def test_an_agent_stream_gate_asks_once_per_cycle(host: Builder) -> None:
     assert run("second").stop_reason == "interrupt"
 
 
-def test_agent_stream_result_is_this_librarys_stop_event(host: Builder) -> None:
+def test_agent_stream_result_is_this_librarys_stop_event(agent_stream_host: Builder) -> None:
+    host = agent_stream_host
     seen: list[str] = []
 
     @AgentStreamStage.output
@@ -316,7 +335,10 @@ def polite(result: MiddlewareResult[EventLoopStopEvent]) -> MiddlewareResult[Eve
     )
 
 
-def test_an_output_handler_rewriting_the_pass_message_keeps_its_usage(host: Builder) -> None:
+def test_an_output_handler_rewriting_the_pass_message_keeps_its_usage(
+    agent_stream_host: Builder,
+) -> None:
+    host = agent_stream_host
     usage: Any = {"inputTokens": 5, "outputTokens": 7, "totalTokens": 12}
     run = host(ScriptedModel([text_turn("hi")], usage=usage), [], [polite])
     outcome = run("hello")
@@ -376,6 +398,8 @@ def test_an_agent_stream_wrap_handler_sees_the_same_events_on_both_hosts() -> No
     seen: dict[str, list[TypedEvent]] = {}
     turns = [tool_turn("add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("It is 3.")]
     for name, build in HOSTS.items():
+        if name in REFUSES_AGENT_STREAM:
+            continue  # refused at registration: test_a_host_without_a_pass_hook_refuses...
         seen[name] = []
         build(turns, [add], [recorder(AgentStreamStage, seen[name])])("go")
     ours = {

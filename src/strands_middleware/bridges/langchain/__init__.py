@@ -29,13 +29,14 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
 
 from ._interrupts import interrupts_of, resume_command
 from ._models import LibraryChatModel
-from ._tools import LangChainTool
+from ._tools import LangChainTool, LibraryTool
 from .bridge import LangChainBridge, UnsupportedStageError
 
 __all__ = [
     "LangChainBridge",
     "LangChainTool",
     "LibraryChatModel",
+    "LibraryTool",
     "UnsupportedStageError",
     "interrupts_of",
     "resume_command",

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
 from ...content import ToolSpec, ToolUse
 from ...events import ToolResultEvent
-from ._converse import converse_tool_result, converse_tool_specs
+from ...exceptions import InterruptException
+from ...tools import AgentTool
+from ._converse import converse_tool_result, converse_tool_specs, tool_message
 
-__all__ = ["LangChainTool", "tool_in"]
+__all__ = ["LangChainTool", "LibraryTool", "tool_in"]
 
 
 class LangChainTool:
@@ -59,3 +61,62 @@ class LangChainTool:
 def tool_in(host: BaseTool | None) -> LangChainTool | None:
     """What a handler sees of LangChain's tool (``None`` for a tool the agent does not have)."""
     return None if host is None else LangChainTool(host)
+
+
+class LibraryTool(BaseTool):
+    """A tool of this library (``@tool`` functions, any `AgentTool`) offered to a LangChain agent.
+
+    Example:
+        ```python
+        agent = create_agent(model, tools=[LibraryTool(delete_file)], middleware=[bridge])
+        ```
+
+    Attributes:
+        tool: The tool of this library.
+    """
+
+    tool: Any
+
+    def __init__(self, tool: AgentTool) -> None:
+        spec = tool.tool_spec
+        super().__init__(
+            name=tool.tool_name,
+            description=spec.get("description", "") or tool.tool_name,
+            args_schema=dict(spec["inputSchema"].get("json", {})),
+            tool=tool,
+        )
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("a tool of this library runs asynchronously: use ainvoke")
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        """Run the tool on a LangChain tool call; answer with a `ToolMessage`."""
+        if not (isinstance(input, dict) and "id" in input and "args" in input):
+            raise TypeError(
+                f"{self.name} is run by tool calls ({{'name', 'args', 'id'}}), got {input!r}"
+            )
+        call = cast("dict[str, Any]", input)
+        tool_use: ToolUse = {
+            "toolUseId": str(call["id"]),
+            "name": self.name,
+            "input": dict(call["args"]),
+        }
+        result: ToolResultEvent | None = None
+        stream = self.tool.stream(tool_use, {})
+        try:
+            async for event in stream:
+                if isinstance(event, ToolResultEvent):
+                    result = event
+        except Exception as error:
+            if isinstance(error, InterruptException):
+                raise
+            result = ToolResultEvent.from_exception(tool_use["toolUseId"], error)
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if result is None:
+            result = ToolResultEvent.error(
+                tool_use["toolUseId"], f"tool {self.name!r} ended without a result"
+            )
+        return tool_message(result.tool_result, self.name)
