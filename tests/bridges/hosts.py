@@ -208,6 +208,8 @@ class _History(list[Any]):
 
 def host_agent(agent: Any) -> Any:
     """The host's own agent object: what a catalog item's per-agent state is keyed by."""
+    if isinstance(agent, LangChainHostAgent):
+        return agent.bridge  # the bridge is what handlers see as the agent on LangChain
     return agent.agent if isinstance(agent, StrandsHostAgent) else agent
 
 

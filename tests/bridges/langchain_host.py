@@ -18,6 +18,7 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_langchain_tool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -102,8 +103,11 @@ class LangChainHostAgent:
         message: Any = {"role": "assistant", "content": []}
         if last is not None and not interrupts:
             message = converse_messages([last])[0][0]
+        stop_reason = "end_turn"
+        if last is not None:  # an Output handler's stop reason, which the bridge keeps there
+            stop_reason = str(last.response_metadata.get("stop_reason", stop_reason))
         return AgentResult(
-            stop_reason="interrupt" if interrupts else "end_turn",
+            stop_reason="interrupt" if interrupts else stop_reason,
             message=message,
             interrupts=interrupts,
             usage=usage,  # type: ignore[typeddict-item]
@@ -112,16 +116,33 @@ class LangChainHostAgent:
     @property
     def messages(self) -> list[Any]:
         state = self.agent.get_state(self.config)
-        return converse_messages(list(state.values.get("messages", [])))[0]
+        return _History(self, converse_messages(list(state.values.get("messages", [])))[0])
+
+    def forget(self) -> None:
+        """Start a fresh thread: the history is empty again."""
+        self.config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+        self._paused = None
+
+
+class _History(list[Any]):
+    """The thread's history as Converse messages; ``clear()`` starts a fresh thread."""
+
+    def __init__(self, agent: LangChainHostAgent, messages: list[Any]) -> None:
+        super().__init__(messages)
+        self._agent = agent
+
+    def clear(self) -> None:
+        super().clear()
+        self._agent.forget()
 
 
 def _tool(given: Any) -> Any:
     if hasattr(given, "tool_spec") and hasattr(given, "stream"):  # a tool of this library
         tool: AgentTool = given
         return LibraryTool(tool)
-    if callable(given):  # a plain function: LangChain's own tool, as a LangChain user writes it
-        return as_langchain_tool(given, parse_docstring=True)
-    return given
+    if isinstance(given, BaseTool):
+        return given
+    return LibraryTool(tool(given))  # a plain function, as the reference agent takes it
 
 
 def _host_messages(messages: list[Any]) -> list[Any]:
@@ -139,7 +160,9 @@ def langchain_agent(
     from .hosts import Run, _script
 
     script = _script(turns)
+    # The tools are LangChain's own, made as a LangChain user makes them.
+    tools = [as_langchain_tool(f) for f in functions]
     agent = LangChainHostAgent(
-        model=script, tools=functions, middleware=middleware, system_prompt=system_prompt
+        model=script, tools=tools, middleware=middleware, system_prompt=system_prompt
     )
     return Run(agent, script)

@@ -9,6 +9,8 @@ came from, so a Converse message a handler left as it was goes back as those ver
 
 from __future__ import annotations
 
+import base64
+import copy
 import json
 from collections.abc import Sequence
 from typing import Any, cast
@@ -91,31 +93,86 @@ def host_messages(ours: Messages, shown: Shown) -> Sequence[BaseMessage]:
 
 
 def _copy(message: Message) -> Message:
-    copied: Any = json.loads(json.dumps(message))
-    return cast(Message, copied)
+    return copy.deepcopy(message)
 
 
 def _text_of(content: Any) -> list[ContentBlock]:
+    """LangChain message content as Converse blocks."""
     if isinstance(content, str):
         return [{"text": content}] if content else []
     blocks: list[ContentBlock] = []
     for block in cast("list[Any]", content):
         if isinstance(block, str):
             blocks.append({"text": block})
-        elif isinstance(block, dict) and cast("dict[str, Any]", block).get("type") == "text":
-            blocks.append({"text": str(cast("dict[str, Any]", block)["text"])})
+            continue
+        if not isinstance(block, dict):
+            raise TypeError(f"a LangChain content block {block!r} has no Converse form")
+        given = cast("dict[str, Any]", block)
+        kind = given.get("type")
+        if kind == "text":
+            blocks.append({"text": str(given["text"])})
+        elif kind == "reasoning":
+            text: dict[str, Any] = {"text": str(given.get("reasoning", ""))}
+            signature = cast("dict[str, Any]", given.get("extras") or {}).get("signature")
+            if signature is not None:
+                text["signature"] = signature
+            blocks.append(cast(ContentBlock, {"reasoningContent": {"reasoningText": text}}))
+        elif kind == "non_standard" and isinstance(given.get("value"), dict):
+            blocks.append(cast(ContentBlock, copy.deepcopy(given["value"])))
+        elif (
+            kind == "image"
+            and given.get("base64")
+            and str(given.get("mime_type", "")).startswith("image/")
+        ):
+            image_format = str(given["mime_type"]).split("/", 1)[1]
+            raw = base64.b64decode(str(given["base64"]))
+            blocks.append(
+                cast(ContentBlock, {"image": {"format": image_format, "source": {"bytes": raw}}})
+            )
         else:
             raise TypeError(
-                f"a LangChain message content block of type {_kind(block)!r} has no Converse "
-                "form the bridge carries (text, tool calls and tool results do)"
+                f"a LangChain message content block of type {kind!r} has no Converse form the "
+                "bridge carries (text, reasoning, base64 images, tool calls and tool results do)"
             )
     return blocks
 
 
-def _kind(block: Any) -> str:
-    if isinstance(block, dict):
-        return str(cast("dict[str, Any]", block).get("type"))
-    return type(block).__name__
+_SIGNED = {"text", "signature"}
+
+
+def _reasoning_text(block: Any) -> dict[str, Any] | None:
+    """The ``reasoningText`` of a plain reasoning block (text and signature only), else None."""
+    reasoning = block.get("reasoningContent")
+    if not isinstance(reasoning, dict) or set(cast("dict[str, Any]", reasoning)) != {
+        "reasoningText"
+    }:
+        return None
+    text = cast("dict[str, Any]", reasoning)["reasoningText"]
+    if not isinstance(text, dict) or not set(cast("dict[str, Any]", text)) <= _SIGNED:
+        return None
+    return cast("dict[str, Any]", text)
+
+
+def _content_out(blocks: Sequence[Any]) -> str | list[Any]:
+    """Converse blocks (no tool blocks) as LangChain message content: a string for one text."""
+    if len(blocks) == 1 and set(blocks[0]) == {"text"}:
+        return str(blocks[0]["text"])
+    content: list[Any] = []
+    for block in blocks:
+        if set(block) == {"text"}:
+            content.append({"type": "text", "text": block["text"]})
+            continue
+        text = _reasoning_text(block)
+        if text is not None:
+            item: dict[str, Any] = {"type": "reasoning", "reasoning": text.get("text", "")}
+            if "signature" in text:
+                item["extras"] = {"signature": text["signature"]}
+            content.append(item)
+            continue
+        # Anything else travels as it is, for a handler or a model of this library to read.
+        value: dict[str, Any] = copy.deepcopy(dict(block))
+        content.append({"type": "non_standard", "value": value})
+    return content
 
 
 def _message_in(message: BaseMessage) -> Message:
@@ -176,22 +233,17 @@ def tool_message(result: ToolResult, name: str | None = None) -> ToolMessage:
 
 def ai_message(message: Message, usage: Any = None) -> AIMessage:
     """A Converse assistant message as an `AIMessage` (with ``usage`` as its usage metadata)."""
-    texts: list[str] = []
+    blocks: list[Any] = []
     calls: list[ToolCall] = []
     for block in message["content"]:
-        if "text" in block:
-            texts.append(block["text"])
-        elif "toolUse" in block:
+        if "toolUse" in block:
             use = block["toolUse"]
             args: dict[str, Any] = dict(use["input"])
             calls.append(
                 ToolCall(name=use["name"], args=args, id=use["toolUseId"], type="tool_call")
             )
         else:
-            raise TypeError(
-                f"an assistant block with keys {sorted(block)} has no AIMessage form the bridge "
-                "carries (text and toolUse blocks do)"
-            )
+            blocks.append(block)
     extra: dict[str, Any] = {}
     if usage is not None:
         extra["usage_metadata"] = {
@@ -199,26 +251,22 @@ def ai_message(message: Message, usage: Any = None) -> AIMessage:
             "output_tokens": int(usage.get("outputTokens", 0)),
             "total_tokens": int(usage.get("totalTokens", 0)),
         }
-    return AIMessage(content="".join(texts), tool_calls=calls, **extra)
+    content = _content_out(blocks) if blocks else ""
+    return AIMessage(content=content, tool_calls=calls, **extra)
 
 
 def _message_out(message: Message) -> list[BaseMessage]:
     if message["role"] == "assistant":
         return [ai_message(message)]
     results: list[BaseMessage] = []
-    texts: list[str] = []
+    others: list[Any] = []
     for block in message["content"]:
         if "toolResult" in block:
             results.append(tool_message(block["toolResult"]))
-        elif "text" in block:
-            texts.append(block["text"])
         else:
-            raise TypeError(
-                f"a user block with keys {sorted(block)} has no LangChain message form the "
-                "bridge carries (text and toolResult blocks do)"
-            )
-    if texts:
-        results.append(HumanMessage(content="".join(texts)))
+            others.append(block)
+    if others:
+        results.append(HumanMessage(content=_content_out(others)))
     return results
 
 

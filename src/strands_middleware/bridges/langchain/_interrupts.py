@@ -21,7 +21,7 @@ from ...interrupts import Interrupt
 
 __all__ = ["interrupt_payload", "interrupts_of", "resume_command"]
 
-_PREFIX = "v1:middleware_"
+_PAYLOAD_KEYS = {"id", "name", "reason"}
 
 
 def interrupt_payload(interrupt_id: str, name: str, reason: Any) -> dict[str, Any]:
@@ -48,10 +48,10 @@ def _host_interrupts(paused: Any) -> list[HostInterrupt]:
 
 def _ours(host: HostInterrupt) -> Interrupt:
     value: Any = host.value
-    if isinstance(value, Mapping):
+    if isinstance(value, Mapping) and set(cast("Mapping[str, Any]", value)) == _PAYLOAD_KEYS:
         payload = cast("Mapping[str, Any]", value)
-        interrupt_id = payload.get("id")
-        if isinstance(interrupt_id, str) and interrupt_id.startswith(_PREFIX):
+        interrupt_id = payload["id"]
+        if isinstance(interrupt_id, str):
             return Interrupt(id=interrupt_id, name=str(payload["name"]), reason=payload["reason"])
     # Someone else's interrupt (a tool's own, or LangChain's middleware): its LangGraph id.
     return Interrupt(id=host.id, name="interrupt", reason=value)

@@ -211,6 +211,20 @@ def message_chunks(message: Message, usage: Usage) -> list[StreamEvent]:
                     }
                 }
             )
+        elif "reasoningContent" in block:
+            reasoning: Any = dict(block["reasoningContent"].get("reasoningText", {}))
+            chunks.append(
+                {
+                    "contentBlockDelta": {
+                        "contentBlockIndex": index,
+                        "delta": {"reasoningContent": reasoning},
+                    }
+                }
+            )
+        else:
+            raise TypeError(
+                f"a reply block with keys {sorted(block)} has no Converse stream form here"
+            )
         chunks.append({"contentBlockStop": {"contentBlockIndex": index}})
     chunks.append({"messageStop": {"stopReason": stop_reason}})
     chunks.append({"metadata": {"usage": usage, "metrics": {"latencyMs": 0}}})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from typing import Any, cast
 
@@ -14,7 +15,29 @@ from ...exceptions import InterruptException
 from ...tools import AgentTool
 from ._converse import converse_tool_result, converse_tool_specs, tool_message
 
-__all__ = ["LangChainTool", "LibraryTool", "tool_in"]
+__all__ = ["LangChainTool", "LibraryTool", "exception_of", "tool_in"]
+
+# The exceptions behind the error results tools of this library answered with, by message. A
+# ToolMessage is checkpointed, so the exception cannot ride on it; the bridge reads it from here
+# when the answer crosses back into a handler's view. Bounded: the oldest go first.
+_FAILURES: OrderedDict[int, tuple[ToolMessage, Exception]] = OrderedDict()
+_FAILURES_KEPT = 1024
+
+
+def exception_of(message: ToolMessage) -> Exception | None:
+    """The exception behind an error result a tool of this library answered with, if any."""
+    entry = _FAILURES.get(id(message))
+    if entry is None or entry[0] is not message:
+        return None
+    return entry[1]
+
+
+def _remember(message: ToolMessage, exception: Exception | None) -> ToolMessage:
+    if exception is not None:
+        _FAILURES[id(message)] = (message, exception)
+        while len(_FAILURES) > _FAILURES_KEPT:
+            _FAILURES.popitem(last=False)
+    return message
 
 
 class LangChainTool:
@@ -119,4 +142,4 @@ class LibraryTool(BaseTool):
             result = ToolResultEvent.error(
                 tool_use["toolUseId"], f"tool {self.name!r} ended without a result"
             )
-        return tool_message(result.tool_result, self.name)
+        return _remember(tool_message(result.tool_result, self.name), result.exception)

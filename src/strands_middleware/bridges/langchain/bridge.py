@@ -32,7 +32,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
-from langgraph.errors import GraphInterrupt
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 from typing_extensions import Self
@@ -70,13 +70,16 @@ from ._converse import (
 )
 from ._interrupts import interrupt_payload
 from ._models import model_in, model_out
-from ._tools import LangChainTool, tool_in
+from ._tools import LangChainTool, exception_of, tool_in
 
 __all__ = ["LangChainBridge", "UnsupportedStageError"]
 
 TContext = Any
 _ModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 _ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
+
+STOP_REASON_KEY = "stop_reason"
+"""Where a stop reason a handler set travels on LangChain: the AIMessage's response_metadata."""
 
 # How many invocations' states the bridge keeps at once (invocations running concurrently on one
 # agent); the oldest is let go first.
@@ -328,22 +331,18 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                 async for event in library_terminal(ours):
                     yield event
                 return
+            tool_use_id = ours.tool_use["toolUseId"]
+            if ours.tool is None:  # the spec's answer for a tool the agent does not have
+                yield ToolResultEvent.error(tool_use_id, f"Unknown tool: {ours.tool_use['name']}")
+                return
             changes: dict[str, Any] = {}
             if ours.tool_use != tool_use_of(call):
                 changes["tool_call"] = _tool_call(ours.tool_use)
             if ours.tool is not tool:
-                changes["tool"] = (
-                    ours.tool.host if isinstance(ours.tool, LangChainTool) else ours.tool
-                )
-            try:
-                answer = await handler(request.override(**changes) if changes else request)
-            except GraphInterrupt as paused:  # the tool asked LangGraph itself
-                ours_id = f"langgraph:{id(paused)}"
-                pauses[ours_id] = paused
-                raise InterruptException(Interrupt(id=ours_id, name="interrupt")) from None
-            event = ToolResultEvent(_tool_result_of(answer, ours.tool_use["toolUseId"]))
-            produced[id(event)] = (event, answer)
-            yield event
+                changes["tool"] = getattr(ours.tool, "host", ours.tool)
+            sent = request.override(**changes) if changes else request
+            async for event in _tool_events(handler, sent, tool_use_id, pauses, produced):
+                yield event
 
         result: ToolResultEvent | None = None
         stream = run_tool_stage(registry, context, terminal)
@@ -372,6 +371,30 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         return _tool_answer_of(result, produced, call["name"])
 
 
+async def _tool_events(
+    handler: _ToolHandler,
+    request: ToolCallRequest,
+    tool_use_id: str,
+    pauses: dict[str, GraphInterrupt],
+    produced: dict[int, tuple[ToolResultEvent, ToolMessage | Command[Any]]],
+) -> AsyncGenerator[TypedEvent, None]:
+    """LangChain's tool call, as the terminal's result event (noted in ``produced``)."""
+    try:
+        answer = await handler(request)
+    except GraphInterrupt as paused:  # the tool asked LangGraph itself
+        ours_id = f"langgraph:{id(paused)}"
+        pauses[ours_id] = paused
+        raise InterruptException(Interrupt(id=ours_id, name="interrupt")) from None
+    except (GraphBubbleUp, InterruptException):
+        raise
+    except Exception as failure:  # the tool failed: handlers see an error result
+        yield ToolResultEvent.from_exception(tool_use_id, failure)
+        return
+    event = ToolResultEvent(_tool_result_of(answer, tool_use_id), exception=_exception_of(answer))
+    produced[id(event)] = (event, answer)
+    yield event
+
+
 def _refuse_agent_stream(probe: MiddlewareRegistry) -> None:
     if probe.has_handlers(AgentStreamStage):
         names = ", ".join(
@@ -395,10 +418,11 @@ def _stop_of(response: ModelResponse[Any], latency_ms: int) -> ModelStopReason:
     message, _ = converse_messages([ai])
     converse: Message = message[0] if message else {"role": "assistant", "content": []}
     usage: Any = ai.usage_metadata or {}
-    finish = str(
-        ai.response_metadata.get("finish_reason") or ai.response_metadata.get("stop_reason") or ""
-    )
-    if ai.tool_calls:
+    metadata = ai.response_metadata
+    finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
+    if STOP_REASON_KEY in metadata:  # set by a handler earlier, on this or another host
+        stop_reason = str(metadata[STOP_REASON_KEY])
+    elif ai.tool_calls:
         stop_reason = "tool_use"
     elif finish in ("length", "max_tokens"):
         stop_reason = "max_tokens"
@@ -419,16 +443,34 @@ def _stop_of(response: ModelResponse[Any], latency_ms: int) -> ModelStopReason:
 def _response_of(
     result: ModelStopReason, produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]]
 ) -> ModelResponse[Any]:
-    """LangChain's response for the chain's result: its own when a handler left it as it was."""
+    """LangChain's response for the chain's result: its own when a handler left it as it was.
+
+    LangChain has no stop reason; one a handler set travels in the message's
+    ``response_metadata["stop_reason"]``.
+    """
     entry = produced.get(id(result))
     if entry is not None and entry[0] is result:
         return entry[1]
-    _reason, message, usage, _metrics = result["stop"]
+    stop_reason, message, usage, _metrics = result["stop"]
     for stop, response in produced.values():
         if stop.message == message and stop.usage == usage:
-            return response  # only the stop reason or metrics changed: LangChain has neither
+            if stop.stop_reason == stop_reason:
+                return response  # only the metrics changed: LangChain keeps none
+            return ModelResponse(
+                result=[_with_stop_reason(m, stop_reason) for m in response.result],
+                structured_response=response.structured_response,
+            )
     ai = ai_message(message, usage)
+    if stop_reason not in ("end_turn", "tool_use"):
+        ai = _with_stop_reason(ai, stop_reason)
     return ModelResponse(result=[ai])
+
+
+def _with_stop_reason(message: Any, stop_reason: str) -> Any:
+    if not isinstance(message, AIMessage):
+        return message
+    metadata = {**message.response_metadata, STOP_REASON_KEY: stop_reason}
+    return message.model_copy(update={"response_metadata": metadata})
 
 
 def _tool_call(tool_use: ToolUse) -> Any:
@@ -450,6 +492,10 @@ def _tool_result_of(answer: ToolMessage | Command[Any], tool_use_id: str) -> Any
             "for it, so ExecuteToolStage has no result to show handlers"
         )
     return converse_tool_result(message)
+
+
+def _exception_of(answer: ToolMessage | Command[Any]) -> Exception | None:
+    return exception_of(answer) if isinstance(answer, ToolMessage) else None
 
 
 def _tool_message_in(command: Command[Any], tool_use_id: str) -> ToolMessage | None:
