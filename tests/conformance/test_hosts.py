@@ -24,6 +24,8 @@ KNOWN_FAILURES: Mapping[str, Mapping[str, str]] = {
 }
 """Host name to {clause id: why it fails today}."""
 
+KNOWN_FAILURES = {**KNOWN_FAILURES, "langchain": {}}
+
 
 class TestReferenceAgentConformance(ConformanceSuite):
     harness = load_harness("reference")
@@ -33,3 +35,8 @@ class TestReferenceAgentConformance(ConformanceSuite):
 class TestStrandsBridgeConformance(ConformanceSuite):
     harness = load_harness("strands")
     known_failures = KNOWN_FAILURES["strands"]
+
+
+class TestLangChainBridgeConformance(ConformanceSuite):
+    harness = load_harness("langchain")
+    known_failures = KNOWN_FAILURES["langchain"]

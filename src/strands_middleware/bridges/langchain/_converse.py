@@ -25,7 +25,17 @@ from langchain_core.messages import (
 )
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from ...content import ContentBlock, Message, Messages, ToolChoice, ToolResult, ToolSpec, ToolUse
+from ...content import (
+    ContentBlock,
+    Message,
+    Messages,
+    SystemContentBlock,
+    SystemPrompt,
+    ToolChoice,
+    ToolResult,
+    ToolSpec,
+    ToolUse,
+)
 
 __all__ = [
     "Shown",
@@ -270,12 +280,20 @@ def _message_out(message: Message) -> list[BaseMessage]:
     return results
 
 
-def system_prompt_in(message: SystemMessage | None) -> str | None:
-    """The system message as the prompt handlers see (its text)."""
-    return None if message is None else message.text
+def system_prompt_in(message: SystemMessage | None) -> SystemPrompt:
+    """The system message as the prompt handlers see: its text, or its blocks when several."""
+    if message is None:
+        return None
+    content: Any = message.content
+    if isinstance(content, str):
+        return content
+    blocks = _text_of(content)
+    if len(blocks) == 1 and set(blocks[0]) == {"text"}:
+        return str(blocks[0].get("text", ""))
+    return cast("list[SystemContentBlock]", blocks)
 
 
-def system_prompt_out(ours: Any, shown: str | None, host: SystemMessage | None) -> Any:
+def system_prompt_out(ours: Any, shown: Any, host: SystemMessage | None) -> Any:
     """LangChain's system message for the prompt a handler left: its own when unchanged."""
     if ours == shown:
         return host
@@ -283,7 +301,7 @@ def system_prompt_out(ours: Any, shown: str | None, host: SystemMessage | None) 
         return None
     if isinstance(ours, str):
         return SystemMessage(content=ours)
-    return SystemMessage(content=_joined(cast("list[Any]", ours)))
+    return SystemMessage(content=_content_out(cast("list[Any]", ours)))
 
 
 def converse_tool_specs(tools: Sequence[Any]) -> list[ToolSpec]:

@@ -27,6 +27,7 @@ from ...content import (
     StopReason,
     StreamEvent,
     SystemContentBlock,
+    SystemPrompt,
     ToolChoice,
     ToolSpec,
     Usage,
@@ -34,6 +35,7 @@ from ...content import (
 from ...events import ModelStopReason
 from ...host.model_stream import process_model_stream
 from ...models import Model
+from ...stages.invoke_model import split_system_prompt
 from ._converse import (
     Shown,
     ai_message,
@@ -43,6 +45,7 @@ from ._converse import (
     host_messages,
     host_tool_choice,
     host_tools,
+    system_prompt_in,
 )
 
 __all__ = ["ChatModelView", "LibraryChatModel", "message_chunks", "model_in", "model_out"]
@@ -100,18 +103,19 @@ class LibraryChatModel(BaseChatModel):
         return asyncio.run(self._answer(messages, kwargs))
 
     async def _answer(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
-        system: str | None = None
+        system: SystemPrompt = None
         if messages and isinstance(messages[0], SystemMessage):
-            system = messages[0].text
+            system = system_prompt_in(messages[0])
             messages = messages[1:]
         converse, _ = converse_messages(messages)
         tools: list[Any] = kwargs.get("tools") or []
+        system_prompt, system_prompt_content = split_system_prompt(system)
         stream = self.library_model.stream(
             converse,
             converse_tool_specs(tools) or None,
-            system,
+            system_prompt,
             tool_choice=converse_tool_choice(kwargs.get("tool_choice")),
-            system_prompt_content=None if system is None else [{"text": system}],
+            system_prompt_content=system_prompt_content,
         )
         stop: ModelStopReason | None = None
         async for event in process_model_stream(stream):
