@@ -319,13 +319,13 @@ def converse_tool_specs(tools: Sequence[Any]) -> list[ToolSpec]:
     return specs
 
 
-def host_tools(ours: list[ToolSpec], shown: list[ToolSpec], host: Sequence[Any]) -> list[Any]:
+def host_tools(ours: list[ToolSpec], shown: list[ToolSpec], host: list[Any]) -> list[Any]:
     """LangChain's tools for the specs a handler left: its own where a spec is unchanged.
 
     A spec a handler added or changed reaches the model as an OpenAI-format tool dict.
     """
     if ours == shown:
-        return list(host)
+        return host
     by_name = {spec["name"]: (spec, tool) for spec, tool in zip(shown, host, strict=True)}
     tools: list[Any] = []
     for spec in ours:
