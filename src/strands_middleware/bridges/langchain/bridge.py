@@ -26,7 +26,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, cast, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
@@ -75,8 +75,9 @@ from ._tools import LangChainTool, exception_of, tool_in
 __all__ = ["LangChainBridge", "UnsupportedStageError"]
 
 TContext = Any
-_ModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
-_ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
+if TYPE_CHECKING:  # LangChain's request and response became generic in 1.2.x
+    _ModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+    _ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
 
 STOP_REASON_KEY = "stop_reason"
 """Where a stop reason a handler set travels on LangChain: the AIMessage's response_metadata."""
