@@ -71,6 +71,21 @@ test-pydantic-ai-floor: $(STAMP) redis-server
 		--override $(PYDANTIC_AI_FLOOR_VENV)/floor.txt -e ".[dev]"
 	$(PYDANTIC_AI_FLOOR_VENV)/bin/pytest tests/bridges tests/catalog tests/conformance/test_hosts.py \
 		-k "pydantic_ai or PydanticAI"
+# The LangChain bridge against the oldest LangChain and LangGraph it supports, in a venv of its own
+# (make test has the newest): the bridge's tests, the parity tests and the catalog on that host.
+LANGCHAIN_FLOOR := 1.5.2
+LANGGRAPH_FLOOR := 1.2.24
+LANGCHAIN_FLOOR_VENV := .venv-langchain-floor
+
+.PHONY: test-langchain-floor
+test-langchain-floor: $(STAMP) redis-server
+	$(UV) venv --quiet --allow-existing --no-python-downloads --python $(BIN)/python \
+		$(LANGCHAIN_FLOOR_VENV)
+	$(UV) pip install --quiet --python $(LANGCHAIN_FLOOR_VENV)/bin/python -e ".[dev]" \
+		"langchain==$(LANGCHAIN_FLOOR)" "langgraph==$(LANGGRAPH_FLOOR)"
+	$(LANGCHAIN_FLOOR_VENV)/bin/pytest tests/bridges/test_langchain_bridge.py \
+		tests/bridges/test_parity.py tests/catalog tests/conformance/test_hosts.py \
+		-k "langchain or LangChain"
 
 # The pytest suite on the other supported CPythons (make test runs it on $(PYTHON)), each in a
 # venv of its own: .venv-py310 and so on. The interpreter must be installed on the machine
@@ -100,5 +115,6 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/bench_stores.py
 
 clean:
-	rm -rf .venv $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) .venv-py310 .venv-py312 .venv-py313 .mypy_cache .pytest_cache \
+	rm -rf .venv $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) $(LANGCHAIN_FLOOR_VENV) .venv-py310 .venv-py312 \
+		.venv-py313 .mypy_cache .pytest_cache \
 		.ruff_cache

@@ -28,16 +28,23 @@ from dataclasses import dataclass
 from typing import Any
 
 import strands
+from langchain import agents as langchain_agents
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.tools import tool as langchain_tool
 from strands.middleware import ExecuteToolStage as NativeExecuteToolStage
 from strands.middleware import InvokeModelStage as NativeInvokeModelStage
 from strands.models import Model as StrandsModel
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage, Middleware, TypedEvent
 from strands_middleware.agent import Agent
+from strands_middleware.bridges.langchain import LangChainBridge, LibraryChatModel
+from strands_middleware.bridges.langchain._converse import converse_messages
 from strands_middleware.bridges.strands import StrandsBridge
 from strands_middleware.catalog import Cache, RateLimit, Redact, Retry, Timeout, Tracing
 from strands_middleware.content import Messages, StreamEvent
 from strands_middleware.tools import tool
+
+create_langchain_agent: Any = langchain_agents.create_agent
 
 PROMPT = "What is 2 + 40? Use the tool."
 
@@ -400,7 +407,7 @@ async def main(argv: list[str]) -> None:
     parser.add_argument("--scaling", action="store_true", help="add the scaling rows")
     args = parser.parse_args(argv)
 
-    rows = _rows(args.deltas) + _pydantic_ai_rows(args.deltas)
+    rows = _rows(args.deltas) + _pydantic_ai_rows(args.deltas) + _langchain_rows(args.deltas)
     if args.scaling:
         rows += _scaling_rows(args.deltas)
     for row in rows:
@@ -430,6 +437,70 @@ async def main(argv: list[str]) -> None:
     ):
         per_agent, per_invocation = await _memory(contestant)
         print(f"| {contestant.name} | {per_agent:.1f} | {per_invocation:.1f} |")
+
+
+# --------------------------------------------------------------------------------------------
+# LangChain: the bridge inside create_agent against the same work as native AgentMiddleware
+# --------------------------------------------------------------------------------------------
+
+
+class _NativeLangChainPassthrough(AgentMiddleware[Any, Any, Any]):
+    """A pass-through LangChain middleware around the model call and the tool call."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__()
+        self._name = f"passthrough_{number}"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return await handler(request)
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        return await handler(request)
+
+
+class _LangChainRun:
+    """A LangChain agent behind the contestants' interface: ``invoke_async`` and ``messages``."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.history: list[Any] = []
+
+    async def invoke_async(self, prompt: str) -> None:
+        result = await self.agent.ainvoke({"messages": [("user", prompt)]})
+        self.history = list(result["messages"])
+
+    @property
+    def messages(self) -> Messages:
+        return converse_messages(self.history)[0]
+
+
+def langchain(turns: _Turns, middleware: Callable[[], Sequence[Any]]) -> Callable[[], Any]:
+    model = LibraryChatModel(library_model=ReferenceModel(turns))
+    add_tool = langchain_tool(add)
+    return lambda: _LangChainRun(
+        create_langchain_agent(model, tools=[add_tool], middleware=list(middleware()))
+    )
+
+
+def _langchain_rows(deltas: int) -> list[Row]:
+    turns = _Turns(deltas)
+    return [
+        Row(
+            "LangChain + bridge, 4 pass-through Wrap / the same as native AgentMiddleware",
+            Contestant(
+                "langchain+bridge+4", langchain(turns, lambda: [LangChainBridge(*wraps(4))])
+            ),
+            Contestant(
+                "langchain+native+4",
+                langchain(turns, lambda: [_NativeLangChainPassthrough(n) for n in range(4)]),
+            ),
+            "<= 1.10x",
+        )
+    ]
 
 
 def _strands_version() -> str:

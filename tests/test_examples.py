@@ -87,6 +87,15 @@ def test_strands_quickstart_runs_the_same_middleware_on_a_strands_agent() -> Non
     assert lines[-1] == "[model request]       system prompt: 'Answer in one short sentence.'"
 
 
+def test_langchain_quickstart_runs_the_same_middleware_inside_a_langchain_agent() -> None:
+    lines = run_example("langchain_quickstart.py").splitlines()
+    assert lines[0] == "[invokeModel.Input]   model call with 1 message(s); asking for brevity"
+    assert lines[1].startswith("[invokeModel.Wrap]    model call streamed 2 events in ")
+    assert lines[2] == "[executeTool.Output]  tool t1 returned success: 42"
+    assert lines[-2] == "[agent result]        interrupts=0 answer=2 + 40 is 42."
+    assert lines[-1] == "[model request]       system prompt: 'Answer in one short sentence.'"
+
+
 def test_catalog_tour_combines_retry_mock_approval_redaction_and_cache() -> None:
     assert run_example("catalog_tour.py").splitlines() == [
         "paused: interrupt, asks ['approve-tool-call']",

@@ -50,7 +50,7 @@ class Run:
     def __call__(self, prompt: Any) -> Outcome:
         result = self.agent(prompt)
         text = "".join(block.get("text", "") for block in result.message["content"])
-        if isinstance(self.agent, Agent):
+        if isinstance(result, AgentResult):
             usage = dict(result.usage)
         else:  # strands: the figures of this invocation, as its telemetry reports them
             invocation = result.metrics.latest_agent_invocation
@@ -121,6 +121,13 @@ def strands_agent(
 
 
 HOSTS: dict[str, Builder] = {"reference": reference, "strands": strands_agent}
+
+# LangChain v1's create_agent through its bridge (tests/bridges/langchain_host.py).
+from .langchain_host import LangChainHostAgent, langchain_agent  # noqa: E402
+
+HOSTS["langchain"] = langchain_agent
+REFUSES_AGENT_STREAM = {"langchain"}
+"""Hosts with no hook around a whole agent pass: AgentStreamStage middleware is refused there."""
 
 
 # ---- any agent of the catalog tests, on either host ----------------------------------------
@@ -202,6 +209,8 @@ class _History(list[Any]):
 
 def host_agent(agent: Any) -> Any:
     """The host's own agent object: what a catalog item's per-agent state is keyed by."""
+    if isinstance(agent, LangChainHostAgent):
+        return agent.bridge  # the bridge is what handlers see as the agent on LangChain
     return agent if isinstance(agent, Agent) else getattr(agent, "agent", agent)
 
 
@@ -233,6 +242,7 @@ AgentFactory = Callable[..., Any]
 
 AGENTS: dict[str, AgentFactory] = {"reference": Agent, "strands": StrandsHostAgent}
 """Build an agent on either host with the reference agent's keywords."""
+AGENTS["langchain"] = LangChainHostAgent
 
 
 # ---- pydantic-ai (Python 3.11 and newer, as pydantic-ai itself) ----------------------------
@@ -252,3 +262,4 @@ if importlib.util.find_spec("pydantic_ai") is not None:
     HOSTS["pydantic_ai"] = pydantic_ai_run
     AGENTS["pydantic_ai"] = PydanticAIHostAgent
     KNOWN_DIFFERENCES.update(PYDANTIC_AI_DIFFERENCES)
+    REFUSES_AGENT_STREAM.add("pydantic_ai")

@@ -31,7 +31,7 @@ from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
-from .hosts import HOSTS, KNOWN_DIFFERENCES, Builder
+from .hosts import HOSTS, KNOWN_DIFFERENCES, REFUSES_AGENT_STREAM, Builder
 
 
 @pytest.fixture(params=sorted(HOSTS))
@@ -40,6 +40,22 @@ def host(request: pytest.FixtureRequest) -> Builder:
     if reason is not None:
         request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
     return HOSTS[request.param]
+
+
+@pytest.fixture(params=sorted(set(HOSTS) - REFUSES_AGENT_STREAM))
+def agent_stream_host(request: pytest.FixtureRequest) -> Builder:
+    """A host with a hook around each agent pass, where AgentStreamStage handlers run."""
+    return HOSTS[request.param]
+
+
+@pytest.mark.parametrize("name", sorted(REFUSES_AGENT_STREAM))
+def test_a_host_without_a_pass_hook_refuses_agent_stream_middleware(name: str) -> None:
+    @AgentStreamStage.input
+    def note(context: AgentStreamContext) -> AgentStreamContext:
+        return context
+
+    with pytest.raises(TypeError, match=r"AgentStreamStage .*not"):
+        HOSTS[name]([text_turn("hi")], [], [note])
 
 
 def add(a: int, b: int) -> int:
@@ -243,7 +259,9 @@ def test_an_approval_gate_denial_reaches_the_model(host: Builder) -> None:
     assert results[0]["content"] == [{"text": "denied"}]
 
 
-def test_an_agent_stream_gate_asks_once_per_cycle(host: Builder) -> None:
+def test_an_agent_stream_gate_asks_once_per_cycle(agent_stream_host: Builder) -> None:
+    host = agent_stream_host
+
     @AgentStreamStage.wrap
     async def gate(
         context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
@@ -261,7 +279,8 @@ def test_an_agent_stream_gate_asks_once_per_cycle(host: Builder) -> None:
     assert run("second").stop_reason == "interrupt"
 
 
-def test_agent_stream_result_is_this_librarys_stop_event(host: Builder) -> None:
+def test_agent_stream_result_is_this_librarys_stop_event(agent_stream_host: Builder) -> None:
+    host = agent_stream_host
     seen: list[str] = []
 
     @AgentStreamStage.output
@@ -319,7 +338,10 @@ def polite(result: MiddlewareResult[EventLoopStopEvent]) -> MiddlewareResult[Eve
     )
 
 
-def test_an_output_handler_rewriting_the_pass_message_keeps_its_usage(host: Builder) -> None:
+def test_an_output_handler_rewriting_the_pass_message_keeps_its_usage(
+    agent_stream_host: Builder,
+) -> None:
+    host = agent_stream_host
     usage: Any = {"inputTokens": 5, "outputTokens": 7, "totalTokens": 12}
     run = host(ScriptedModel([text_turn("hi")], usage=usage), [], [polite])
     outcome = run("hello")
@@ -378,9 +400,11 @@ def test_an_agent_stream_wrap_handler_sees_the_same_events_on_both_hosts() -> No
     """strands' lifecycle events (no counterpart here) are the only extra, as `HostEvent`s."""
     seen: dict[str, list[TypedEvent]] = {}
     turns = [tool_turn("add", {"a": 1, "b": 2}, tool_use_id="t1"), text_turn("It is 3.")]
-    for name in ("reference", "strands"):  # the hosts with an agent-stream stage
+    for name, build in HOSTS.items():
+        if name in REFUSES_AGENT_STREAM:
+            continue  # refused at registration: test_a_host_without_a_pass_hook_refuses...
         seen[name] = []
-        HOSTS[name](turns, [add], [recorder(AgentStreamStage, seen[name])])("go")
+        build(turns, [add], [recorder(AgentStreamStage, seen[name])])("go")
     ours = {
         name: [e for e in events if not isinstance(e, HostEvent)] for name, events in seen.items()
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
@@ -35,12 +36,19 @@ from ..bridges.hosts import AgentFactory
 
 
 class Peak:
-    """A Wrap handler (for inside the limit) that records how many calls run at once."""
+    """A Wrap handler (for inside the limit) that records how many calls run at once.
 
-    def __init__(self) -> None:
+    With ``meet=n`` a call holds on until ``n`` calls are inside at once (or a second has
+    passed): on a host whose run takes many event-loop steps to reach its model call (LangGraph
+    schedules nodes as tasks), a few steps are not enough for the other agents' calls to arrive.
+    """
+
+    def __init__(self, meet: int = 0) -> None:
         self.active = 0
         self.peak = 0
         self.entered: list[str] = []
+        self._meet = meet
+        self._met = asyncio.Event()
 
     async def __call__(
         self, context: Any, next_fn: MiddlewareNext[Any, TypedEvent]
@@ -48,9 +56,14 @@ class Peak:
         self.active += 1
         self.peak = max(self.peak, self.active)
         self.entered.append(getattr(context, "tag", ""))
+        if self._meet and self.active >= self._meet:
+            self._met.set()
         try:
             for _ in range(5):
                 await asyncio.sleep(0)  # give every other call the chance to start
+            if self._meet:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._met.wait(), 1.0)
             async for event in next_fn(context):
                 yield event
         finally:
@@ -111,7 +124,7 @@ async def test_agents_sharing_one_object_share_its_slots(
 
 
 async def test_agents_with_objects_of_their_own_do_not_share(make_agent: AgentFactory) -> None:
-    peak = Peak()
+    peak = Peak(meet=2)
     agents = [
         make_agent(
             model=ScriptedModel([text_turn("x")]),

@@ -38,6 +38,8 @@ KNOWN_FAILURES: Mapping[str, Mapping[str, str]] = {
 }
 """Host name to {clause id: why it fails today}."""
 
+KNOWN_FAILURES = {**KNOWN_FAILURES, "langchain": {}}
+
 
 class TestReferenceAgentConformance(ConformanceSuite):
     harness = load_harness("reference")
@@ -47,6 +49,11 @@ class TestReferenceAgentConformance(ConformanceSuite):
 class TestStrandsBridgeConformance(ConformanceSuite):
     harness = load_harness("strands")
     known_failures = KNOWN_FAILURES["strands"]
+
+
+class TestLangChainBridgeConformance(ConformanceSuite):
+    harness = load_harness("langchain")
+    known_failures = KNOWN_FAILURES["langchain"]
 
 
 if BUILT_IN_HOSTS["pydantic_ai"].installed:  # pydantic-ai needs Python 3.11 or newer

@@ -104,8 +104,8 @@ def test_a_report_is_ok_when_exactly_the_known_failures_fail() -> None:
 def test_load_harness_knows_the_built_in_hosts_and_module_paths() -> None:
     assert load_harness("reference").name == "reference"
     assert load_harness("tests.conformance.faulty:SkipsOutputHandlers").name == "skips-output"
-    assert set(BUILT_IN_HOSTS) == {"reference", "strands", "pydantic_ai"}
-    unknown = r"unknown host 'nope': name one of pydantic_ai, reference, strands"
+    assert set(BUILT_IN_HOSTS) == {"reference", "strands", "pydantic_ai", "langchain"}
+    unknown = r"unknown host 'nope': name one of langchain, pydantic_ai, reference, strands"
     with pytest.raises(ValueError, match=unknown):
         load_harness("nope")
     with pytest.raises(TypeError, match="not a harness"):
@@ -187,6 +187,20 @@ def test_the_kit_needs_strands_only_for_the_strands_host() -> None:
     )
     assert completed.stdout.strip() == "reference"
     assert 'pip install "strands-middleware[strands]"' in completed.stderr
+
+
+def test_the_kit_needs_langchain_only_for_the_langchain_host() -> None:
+    code = (
+        "import sys; sys.modules['langchain'] = None\n"
+        "from strands_middleware.conformance import load_harness\n"
+        "print(load_harness('reference').name)\n"
+        "load_harness('langchain')\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert completed.stdout.strip() == "reference"
+    assert 'pip install "strands-middleware[langchain]"' in completed.stderr
 
 
 class _ListsAPassingClause(ConformanceSuite):

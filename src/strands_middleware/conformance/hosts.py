@@ -39,6 +39,11 @@ BUILT_IN_HOSTS: dict[str, BuiltInHost] = {
         install='pip install "strands-middleware[pydantic-ai]" (Python 3.11 or newer)',
     ),
 }
+BUILT_IN_HOSTS["langchain"] = BuiltInHost(
+    "strands_middleware.bridges.langchain.conformance:LangChainHarness",
+    needs="langchain",
+    install='pip install "strands-middleware[langchain]"',
+)
 """This repository's hosts, by the name ``python -m strands_middleware.conformance`` takes.
 
 A bridge keeps its harness in its own folder (only a bridge imports its framework), so the kit

@@ -267,11 +267,6 @@ class _History(list[Any]):
         self._session.history = []
 
 
-_NO_AGENT_STREAM = (
-    "pydantic-ai has no pass of its loop a handler could pause and resume: the bridge refuses "
-    "AgentStreamStage handlers at registration"
-)
-
 _UNKNOWN_TOOL = (
     "pydantic-ai answers a call to a tool the agent does not have itself, before any tool hook "
     "runs, so the chain never sees it"
@@ -279,12 +274,6 @@ _UNKNOWN_TOOL = (
 
 KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
     ("pydantic_ai", "test_an_unknown_tool_is_observed_with_tool_none"): _UNKNOWN_TOOL,
-    ("pydantic_ai", "test_an_agent_stream_gate_asks_once_per_cycle"): _NO_AGENT_STREAM,
-    ("pydantic_ai", "test_agent_stream_result_is_this_librarys_stop_event"): _NO_AGENT_STREAM,
-    (
-        "pydantic_ai",
-        "test_an_output_handler_rewriting_the_pass_message_keeps_its_usage",
-    ): _NO_AGENT_STREAM,
     # The catalog's tests.
     ("pydantic_ai", "test_an_interrupt_is_never_retried_even_when_on_catches_everything"): (
         _UNKNOWN_TOOL

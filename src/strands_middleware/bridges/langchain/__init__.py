@@ -1,0 +1,43 @@
+"""Run this library's middleware inside a LangChain v1 agent (``langchain.agents.create_agent``).
+
+Install with ``pip install "strands-middleware[langchain]"``, then:
+
+```python
+from langchain.agents import create_agent
+from strands_middleware.bridges.langchain import LangChainBridge, interrupts_of, resume_command
+
+bridge = LangChainBridge(timing, ToolApproval(tools={"delete_file"}))
+agent = create_agent(model, tools=[delete_file], middleware=[bridge], checkpointer=saver)
+paused = await agent.ainvoke({"messages": [("user", "Clean up")]}, config)
+answers = [{"interruptResponse": {"interruptId": i.id, "response": "yes"}}
+           for i in interrupts_of(paused)]
+done = await agent.ainvoke(resume_command(paused, answers), config)
+```
+
+Nothing else in the package imports ``langchain`` or ``langgraph``.
+"""
+
+from __future__ import annotations
+
+try:
+    import langchain.agents.middleware  # noqa: F401  # pyright: ignore[reportUnusedImport]
+except ImportError as error:  # pragma: no cover - exercised in a subprocess by the tests
+    raise ImportError(
+        "strands_middleware.bridges.langchain needs LangChain v1 (langchain.agents.middleware): "
+        'pip install "strands-middleware[langchain]"'
+    ) from error
+
+from ._interrupts import interrupts_of, resume_command
+from ._models import LibraryChatModel
+from ._tools import LangChainTool, LibraryTool
+from .bridge import LangChainBridge, UnsupportedStageError
+
+__all__ = [
+    "LangChainBridge",
+    "LangChainTool",
+    "LibraryChatModel",
+    "LibraryTool",
+    "UnsupportedStageError",
+    "interrupts_of",
+    "resume_command",
+]

@@ -1,0 +1,126 @@
+"""Interrupts across the LangGraph boundary: what a paused run asks, and the command resuming it.
+
+A handler's ``context.interrupt(name, ...)`` asks through LangGraph's own ``interrupt()``, with
+the payload ``{"id": <this library's id>, "name": ..., "reason": ...}``: the run pauses as any
+LangGraph run does (``result["__interrupt__"]``) and the checkpointer keeps it. LangGraph answers
+by its own interrupt ids, so `resume_command` turns answers keyed by this library's ids into the
+``Command(resume=...)`` LangGraph takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from langgraph.types import Command
+from langgraph.types import Interrupt as HostInterrupt
+
+from ...exceptions import InterruptResumeError
+from ...host._resume_prompt import RESPONSE_SHAPE, parse_block
+from ...interrupts import Interrupt
+
+__all__ = ["interrupt_payload", "interrupts_of", "resume_command"]
+
+_PAYLOAD_KEYS = {"id", "name", "reason"}
+
+
+def interrupt_payload(interrupt_id: str, name: str, reason: Any) -> dict[str, Any]:
+    """What the bridge hands LangGraph's ``interrupt()`` (JSON-ready, so checkpointers keep it)."""
+    return {"id": interrupt_id, "name": name, "reason": reason}
+
+
+def _host_interrupts(paused: Any) -> list[HostInterrupt]:
+    if isinstance(paused, Mapping):
+        found: Any = cast("Mapping[str, Any]", paused).get("__interrupt__", ())
+    elif hasattr(paused, "interrupts"):  # a StateSnapshot from agent.aget_state(config)
+        found = paused.interrupts
+    else:
+        found = paused
+    if not isinstance(found, Sequence) or not all(
+        isinstance(each, HostInterrupt) for each in cast("Sequence[object]", found)
+    ):
+        raise TypeError(
+            "interrupts_of/resume_command take the result of agent.ainvoke(...), the snapshot "
+            f"of agent.aget_state(config), or its list of LangGraph interrupts; got {paused!r}"
+        )
+    return list(cast("Sequence[HostInterrupt]", found))
+
+
+def _ours(host: HostInterrupt) -> Interrupt:
+    value: Any = host.value
+    if isinstance(value, Mapping) and set(cast("Mapping[str, Any]", value)) == _PAYLOAD_KEYS:
+        payload = cast("Mapping[str, Any]", value)
+        interrupt_id = payload["id"]
+        if isinstance(interrupt_id, str):
+            return Interrupt(id=interrupt_id, name=str(payload["name"]), reason=payload["reason"])
+    # Someone else's interrupt (a tool's own, or LangChain's middleware): its LangGraph id.
+    return Interrupt(id=host.id, name="interrupt", reason=value)
+
+
+def interrupts_of(paused: Any) -> list[Interrupt]:
+    """What a paused run asks, as this library's `Interrupt` (id, name, reason).
+
+    Interrupts this library's middleware raised carry their deterministic ids
+    (``v1:middleware_execute_tool:<toolUseId>:<uuid5(name)>``); any other LangGraph interrupt is
+    listed under its LangGraph id, with its value as the reason, so it can be answered too.
+
+    Args:
+        paused: The result of ``agent.ainvoke(...)``, the snapshot of
+            ``agent.aget_state(config)``, or its list of LangGraph interrupts.
+    """
+    return [_ours(host) for host in _host_interrupts(paused)]
+
+
+def resume_command(paused: Any, responses: list[Any] | Mapping[str, Any]) -> Command[Any]:
+    """The ``Command(resume=...)`` that answers a paused run, for ``agent.ainvoke(...)``.
+
+    Args:
+        paused: What `interrupts_of` takes: the paused result or the thread's state snapshot.
+        responses: The answers, as this library's resume prompt (``[{"interruptResponse":
+            {"interruptId": ..., "response": ...}}, ...]``) or as a mapping id -> answer.
+
+    Raises:
+        InterruptResumeError: An answer is malformed, or names an interrupt the run is not
+            paused on. Nothing is resumed.
+    """
+    by_id = {_ours(host).id: host.id for host in _host_interrupts(paused)}
+    answers: list[tuple[str, Any]] = []
+    if isinstance(responses, Mapping):
+        answers = [(str(key), value) for key, value in responses.items()]
+    elif isinstance(responses, list):  # pyright: ignore[reportUnnecessaryIsInstance]
+        for block in responses:
+            parsed = parse_block(block)
+            if isinstance(parsed, str):
+                raise InterruptResumeError(
+                    f"malformed interrupt response: {parsed}; send {RESPONSE_SHAPE}"
+                )
+            answers.append(parsed)
+    else:
+        raise InterruptResumeError(
+            f"resume_command takes the answers as {RESPONSE_SHAPE} or a mapping id -> answer, got "
+            f"{type(responses).__name__}"
+        )
+    if not answers:
+        raise InterruptResumeError(f"no answers given; send {RESPONSE_SHAPE}")
+    resume: dict[str, Any] = {}
+    for interrupt_id, answer in answers:
+        host_id = by_id.get(interrupt_id)
+        if host_id is None:
+            raise InterruptResumeError(
+                f"the run is not paused on interrupt {interrupt_id!r}; it is paused on "
+                f"{', '.join(repr(i) for i in by_id) or 'nothing'}",
+                [interrupt_id],
+            )
+        if host_id in resume:
+            raise InterruptResumeError(
+                f"interrupt {interrupt_id!r} is answered twice", [interrupt_id]
+            )
+        resume[host_id] = answer
+    unanswered = [ours for ours, host_id in by_id.items() if host_id not in resume]
+    if unanswered:
+        raise InterruptResumeError(
+            f"interrupts {', '.join(repr(i) for i in unanswered)} are left unanswered: answer "
+            "every interrupt the run is paused on",
+            unanswered,
+        )
+    return Command(resume=resume)

@@ -1,0 +1,539 @@
+"""`LangChainBridge`: this library's registry, running inside a LangChain v1 ``create_agent``.
+
+The bridge is one LangChain ``AgentMiddleware``: ``create_agent(..., middleware=[bridge])``.
+Its ``awrap_model_call`` and ``awrap_tool_call`` build this library's context from LangChain's
+request, run this library's chain, and use LangChain's own ``handler`` as the chain's terminal:
+LangChain still binds tools, calls the model, runs the tools and checkpoints the run. A stage
+without handlers here goes straight to the handler.
+
+At the boundary (`_converse`) handlers see only this library's types and Converse data; what
+they leave unchanged goes back as LangChain's own objects (the request, the `ModelResponse`, the
+`ToolMessage` or `Command`), what they change goes back with every field they set. A tool-call
+handler's ``context.interrupt()`` asks through LangGraph's ``interrupt()`` with this library's
+deterministic id in its payload (see `_interrupts`), so a checkpointer keeps the paused run and
+``Command(resume=...)`` (`resume_command`) resumes it, in this process or another.
+
+What LangChain cannot carry is refused or stated: ``AgentStreamStage`` handlers are refused at
+registration (LangChain has no hook around a whole agent pass); the model call is a single
+``ainvoke``, so Wrap handlers see the finished message, not its deltas; the agent runs through
+``ainvoke``/``astream`` only (LangChain refuses a synchronous ``invoke`` itself).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast, overload
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command, interrupt
+from typing_extensions import Self
+
+from ...content import Message, ToolUse
+from ...engine.handlers import MiddlewareHandler, MiddlewareInputHandler, MiddlewareOutputHandler
+from ...engine.registry import MiddlewareRegistry, MiddlewareSource
+from ...engine.stage import (
+    MiddlewareInputPhase,
+    MiddlewareOutputPhase,
+    MiddlewareStage,
+    MiddlewareWrapPhase,
+)
+from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, TypedEvent
+from ...exceptions import InterruptException
+from ...host.mixin import MiddlewareHostMixin
+from ...host.tool_call import make_tool_terminal, run_tool_stage
+from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
+from ...stages.agent_stream import AgentStreamStage
+from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ._converse import (
+    ai_message,
+    converse_messages,
+    converse_tool_choice,
+    converse_tool_result,
+    converse_tool_specs,
+    host_messages,
+    host_tool_choice,
+    host_tools,
+    system_prompt_in,
+    system_prompt_out,
+    tool_message,
+    tool_use_of,
+)
+from ._interrupts import interrupt_payload
+from ._models import model_in, model_out
+from ._tools import LangChainTool, exception_of, tool_in
+
+__all__ = ["LangChainBridge", "UnsupportedStageError"]
+
+TContext = Any
+if TYPE_CHECKING:  # LangChain's request and response became generic in 1.2.x
+    _ModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+    _ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
+
+STOP_REASON_KEY = "stop_reason"
+"""Where a stop reason a handler set travels on LangChain: the AIMessage's response_metadata."""
+
+# How many invocations' states the bridge keeps at once (invocations running concurrently on one
+# agent); the oldest is let go first.
+_INVOCATIONS_KEPT = 256
+
+
+class UnsupportedStageError(TypeError):
+    """Middleware was registered on a stage LangChain has no place for (``AgentStreamStage``)."""
+
+
+@dataclass
+class _ToolCallContext(ExecuteToolContext):
+    """The tool-call context on LangChain: ``interrupt()`` asks through LangGraph's own."""
+
+    # Shared by every replace() of the context: the answers LangGraph gave on this call (asked
+    # again by a retry, a gate gets the same answer) and the pauses it raised.
+    _answers: dict[str, Any] = field(default_factory=lambda: {}, repr=False, compare=False)
+    _pauses: dict[str, GraphInterrupt] = field(
+        default_factory=lambda: {}, repr=False, compare=False
+    )
+
+    def interrupt(
+        self, name: str, *, reason: Any = None, response: Any = None
+    ) -> MiddlewareInterruptResult:
+        interrupt_id = execute_tool_interrupt_id(self.tool_use["toolUseId"], name)
+        return self._ledger.resolve(
+            {},
+            interrupt_id,
+            name,
+            reason,
+            response,
+            answer=lambda: self._ask(interrupt_id, name, reason, response),
+        )
+
+    def _ask(
+        self, interrupt_id: str, name: str, reason: Any, response: Any
+    ) -> MiddlewareInterruptResult:
+        if interrupt_id in self._answers:
+            return MiddlewareInterruptResult(self._answers[interrupt_id])
+        if response is not None:  # answered in advance: nothing to ask
+            return MiddlewareInterruptResult(response)
+        try:
+            answer = interrupt(interrupt_payload(interrupt_id, name, reason))
+        except GraphInterrupt as paused:
+            self._pauses[interrupt_id] = paused
+            raise InterruptException(Interrupt(id=interrupt_id, name=name, reason=reason)) from None
+        self._answers[interrupt_id] = answer
+        return MiddlewareInterruptResult(answer)
+
+
+class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
+    """This library's middleware as one LangChain ``AgentMiddleware``.
+
+    Register middleware on the bridge (``use()``, ``add_middleware()``, or the constructor), then
+    give the bridge to ``create_agent``; run the agent with ``ainvoke``/``astream``.
+
+    Example:
+        ```python
+        from langchain.agents import create_agent
+        from strands_middleware.bridges.langchain import LangChainBridge
+
+        bridge = LangChainBridge(timing, ToolApproval(tools={"delete_file"}))
+        agent = create_agent(model, tools=[delete_file], middleware=[bridge],
+                             checkpointer=checkpointer)
+        result = await agent.ainvoke({"messages": [("user", "Delete the report")]}, config)
+        ```
+
+    Handlers' ``context.agent`` is the bridge: give each agent a bridge of its own, so that
+    per-agent state (limits, budgets) is per agent.
+
+    Raises:
+        UnsupportedStageError: (from registration) a handler on ``AgentStreamStage``.
+    """
+
+    def __init__(self, *middleware: MiddlewareSource) -> None:
+        super().__init__()
+        self._invocations: OrderedDict[int, tuple[object, dict[str, Any]]] = OrderedDict()
+        self._lock = threading.Lock()
+        if middleware:
+            self.use(*middleware)
+
+    @property
+    def name(self) -> str:
+        """The name LangChain lists the middleware under."""
+        return "strands_middleware"
+
+    # ---- registration: AgentStreamStage has no place on LangChain ----------------------------
+
+    def use(self, *middleware: MiddlewareSource) -> Self:
+        """Register `Middleware` objects (or iterables of them); returns the bridge.
+
+        Raises:
+            UnsupportedStageError: one of them has a handler on ``AgentStreamStage``; nothing is
+                registered.
+        """
+        probe = MiddlewareRegistry()
+        probe.use(*middleware)
+        _refuse_agent_stream(probe)
+        return super().use(*middleware)
+
+    @overload
+    def add_middleware(
+        self,
+        stage_or_phase: MiddlewareInputPhase[TContext, Any, Any],
+        handler: MiddlewareInputHandler[TContext],
+    ) -> None: ...
+
+    @overload
+    def add_middleware(
+        self,
+        stage_or_phase: MiddlewareOutputPhase[TContext, Any, Any],
+        handler: MiddlewareOutputHandler[Any],
+    ) -> None: ...
+
+    @overload
+    def add_middleware(
+        self,
+        stage_or_phase: MiddlewareStage[TContext, Any, Any]
+        | MiddlewareWrapPhase[TContext, Any, Any],
+        handler: MiddlewareHandler[TContext, Any],
+    ) -> None: ...
+
+    def add_middleware(self, stage_or_phase: Any, handler: Any) -> None:
+        """Register ``handler`` on a stage (its Wrap phase) or one of its phase sub-tokens.
+
+        Raises:
+            UnsupportedStageError: the stage is ``AgentStreamStage``.
+        """
+        probe = MiddlewareRegistry()
+        probe.add_middleware(stage_or_phase, handler)
+        _refuse_agent_stream(probe)
+        super().add_middleware(stage_or_phase, handler)
+
+    # ---- one dict per invocation -----------------------------------------------------------
+
+    def _invocation_state(self) -> dict[str, Any]:
+        """The ``invocation_state`` of the run in progress: one dict per ``ainvoke``.
+
+        LangGraph gives every run (a resume included) a run-control object of its own, which
+        each node's runtime carries; the dict is kept by it.
+        """
+        runtime: Any = get_config().get("configurable", {}).get("__pregel_runtime")
+        run: object = getattr(runtime, "control", None) or runtime
+        key = id(run)
+        with self._lock:
+            entry = self._invocations.get(key)
+            if entry is not None and entry[0] is run:
+                return entry[1]
+            state: dict[str, Any] = {}
+            self._invocations[key] = (run, state)
+            while len(self._invocations) > _INVOCATIONS_KEPT:
+                self._invocations.popitem(last=False)
+            return state
+
+    # ---- the model call ----------------------------------------------------------------------
+
+    async def awrap_model_call(
+        self, request: ModelRequest[Any], handler: _ModelHandler
+    ) -> ModelResponse[Any] | AIMessage:
+        """Run InvokeModelStage around LangChain's model call."""
+        registry = self.middleware_registry
+        if not registry.has_handlers(InvokeModelStage):
+            return await handler(request)
+        messages, shown = converse_messages(request.messages)
+        tool_specs = converse_tool_specs(request.tools)
+        shown_specs = converse_tool_specs(request.tools)
+        system_prompt = system_prompt_in(request.system_message)
+        tool_choice = converse_tool_choice(request.tool_choice)
+        shown_model = model_in(request.model)
+        context = InvokeModelContext(
+            agent=self,
+            messages=messages,
+            system_prompt=system_prompt,
+            tool_specs=tool_specs,
+            tool_choice=converse_tool_choice(request.tool_choice),
+            invocation_state=self._invocation_state(),
+            model=shown_model,
+        )
+        produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]] = {}
+
+        async def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+            changes: dict[str, Any] = {}
+            sent = host_messages(ours.messages, shown)
+            if sent is not shown.host:
+                changes["messages"] = sent
+            system_message = system_prompt_out(
+                ours.system_prompt, system_prompt, request.system_message
+            )
+            if system_message is not request.system_message:
+                changes["system_message"] = system_message
+            tools = host_tools(ours.tool_specs, shown_specs, request.tools)
+            if tools is not request.tools:
+                changes["tools"] = tools
+            choice = host_tool_choice(ours.tool_choice, tool_choice, request.tool_choice)
+            if choice is not request.tool_choice:
+                changes["tool_choice"] = choice
+            model = model_out(ours.model, shown_model, request.model)
+            if model is not request.model:
+                changes["model"] = model
+            started = time.perf_counter()
+            response = await handler(request.override(**changes) if changes else request)
+            latency = int((time.perf_counter() - started) * 1000)
+            stop = _stop_of(response, latency)
+            produced[id(stop)] = (stop, response)
+            yield ModelMessageEvent(stop.message)
+            yield stop
+
+        result: ModelStopReason | None = None
+        stream = registry.invoke(InvokeModelStage, context, terminal)
+        try:
+            async for event in stream:
+                if isinstance(event, ModelStopReason):
+                    result = event
+        finally:
+            await stream.aclose()
+        if result is None:
+            raise RuntimeError(
+                "InvokeModelStage middleware produced no ModelStopReason: a Wrap handler must "
+                "yield the result (pass next_fn's events on, or yield a ModelStopReason)"
+            )
+        return _response_of(result, produced)
+
+    # ---- the tool call -----------------------------------------------------------------------
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: _ToolHandler
+    ) -> ToolMessage | Command[Any]:
+        """Run ExecuteToolStage around LangChain's tool call."""
+        registry = self.middleware_registry
+        if not registry.has_handlers(ExecuteToolStage):
+            return await handler(request)
+        call = request.tool_call
+        tool = tool_in(request.tool)
+        cancel_signal = threading.Event()
+        context = _ToolCallContext(
+            agent=self,
+            tool=tool,
+            tool_use=tool_use_of(call),
+            invocation_state=self._invocation_state(),
+            cancel_signal=cancel_signal,
+        )
+        pauses = context._pauses  # pyright: ignore[reportPrivateUsage]
+        produced: dict[int, tuple[ToolResultEvent, ToolMessage | Command[Any]]] = {}
+        library_terminal = make_tool_terminal(cancel_signal)
+
+        async def terminal(ours: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+            if ours.tool is not None and not isinstance(ours.tool, (LangChainTool, BaseTool)):
+                # A tool of this library put in by a handler: it runs as on every host.
+                async for event in library_terminal(ours):
+                    yield event
+                return
+            tool_use_id = ours.tool_use["toolUseId"]
+            if ours.tool is None:  # the spec's answer for a tool the agent does not have
+                yield ToolResultEvent.error(tool_use_id, f"Unknown tool: {ours.tool_use['name']}")
+                return
+            changes: dict[str, Any] = {}
+            if ours.tool_use != tool_use_of(call):
+                changes["tool_call"] = _tool_call(ours.tool_use)
+            if ours.tool is not tool:
+                changes["tool"] = getattr(ours.tool, "host", ours.tool)
+            sent = request.override(**changes) if changes else request
+            async for event in _tool_events(handler, sent, tool_use_id, pauses, produced):
+                yield event
+
+        result: ToolResultEvent | None = None
+        stream = run_tool_stage(registry, context, terminal)
+        try:
+            async for event in stream:
+                if isinstance(event, ToolResultEvent):
+                    result = event
+        except InterruptException as paused:
+            original = pauses.get(paused.interrupt.id)
+            if original is not None:
+                raise original from None
+            # Raised by a handler or a tool of this library: LangGraph pauses on it the same way.
+            interrupt(
+                interrupt_payload(
+                    paused.interrupt.id, paused.interrupt.name, paused.interrupt.reason
+                )
+            )
+            raise RuntimeError(
+                f"interrupt {paused.interrupt.id!r} was answered, but the code that raised it "
+                "asked without context.interrupt(), so the answer cannot reach it"
+            ) from paused
+        finally:
+            await stream.aclose()
+        if result is None:  # pragma: no cover - run_tool_stage always ends with a result
+            raise RuntimeError("ExecuteToolStage ended without a result")
+        return _tool_answer_of(result, produced, call["name"])
+
+
+async def _tool_events(
+    handler: _ToolHandler,
+    request: ToolCallRequest,
+    tool_use_id: str,
+    pauses: dict[str, GraphInterrupt],
+    produced: dict[int, tuple[ToolResultEvent, ToolMessage | Command[Any]]],
+) -> AsyncGenerator[TypedEvent, None]:
+    """LangChain's tool call, as the terminal's result event (noted in ``produced``)."""
+    try:
+        answer = await handler(request)
+    except GraphInterrupt as paused:  # the tool asked LangGraph itself
+        ours_id = f"langgraph:{id(paused)}"
+        pauses[ours_id] = paused
+        raise InterruptException(Interrupt(id=ours_id, name="interrupt")) from None
+    except (GraphBubbleUp, InterruptException):
+        raise
+    except Exception as failure:  # the tool failed: handlers see an error result
+        yield ToolResultEvent.from_exception(tool_use_id, failure)
+        return
+    event = ToolResultEvent(_tool_result_of(answer, tool_use_id), exception=_exception_of(answer))
+    produced[id(event)] = (event, answer)
+    yield event
+
+
+def _refuse_agent_stream(probe: MiddlewareRegistry) -> None:
+    if probe.has_handlers(AgentStreamStage):
+        names = ", ".join(
+            getattr(handler, "__qualname__", repr(handler))
+            for _, handler in probe.handlers(AgentStreamStage)
+        )
+        raise UnsupportedStageError(
+            f"AgentStreamStage middleware ({names}) cannot run on LangChain: create_agent has no "
+            "hook around a whole agent pass. Use InvokeModelStage or ExecuteToolStage handlers "
+            "(or LangChain's own before_agent/after_agent hooks)."
+        )
+
+
+def _stop_of(response: ModelResponse[Any], latency_ms: int) -> ModelStopReason:
+    ai = next(
+        (m for m in reversed(response.result) if isinstance(m, AIMessage)),
+        None,
+    )
+    if ai is None:
+        raise TypeError(f"LangChain's model call returned no AIMessage: {response!r}")
+    message, _ = converse_messages([ai])
+    converse: Message = message[0] if message else {"role": "assistant", "content": []}
+    usage: Any = ai.usage_metadata or {}
+    metadata = ai.response_metadata
+    finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
+    if STOP_REASON_KEY in metadata:  # set by a handler earlier, on this or another host
+        stop_reason = str(metadata[STOP_REASON_KEY])
+    elif ai.tool_calls:
+        stop_reason = "tool_use"
+    elif finish in ("length", "max_tokens"):
+        stop_reason = "max_tokens"
+    else:
+        stop_reason = "end_turn"
+    return ModelStopReason(
+        stop_reason,
+        converse,
+        {
+            "inputTokens": int(usage.get("input_tokens", 0)),
+            "outputTokens": int(usage.get("output_tokens", 0)),
+            "totalTokens": int(usage.get("total_tokens", 0)),
+        },
+        {"latencyMs": latency_ms},
+    )
+
+
+def _response_of(
+    result: ModelStopReason, produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]]
+) -> ModelResponse[Any]:
+    """LangChain's response for the chain's result: its own when a handler left it as it was.
+
+    LangChain has no stop reason; one a handler set travels in the message's
+    ``response_metadata["stop_reason"]``.
+    """
+    entry = produced.get(id(result))
+    if entry is not None and entry[0] is result:
+        return entry[1]
+    stop_reason, message, usage, _metrics = result["stop"]
+    for stop, response in produced.values():
+        if stop.message == message and stop.usage == usage:
+            if stop.stop_reason == stop_reason:
+                return response  # only the metrics changed: LangChain keeps none
+            return ModelResponse(
+                result=[_with_stop_reason(m, stop_reason) for m in response.result],
+                structured_response=response.structured_response,
+            )
+    ai = ai_message(message, usage)
+    if stop_reason not in ("end_turn", "tool_use"):
+        ai = _with_stop_reason(ai, stop_reason)
+    return ModelResponse(result=[ai])
+
+
+def _with_stop_reason(message: Any, stop_reason: str) -> Any:
+    if not isinstance(message, AIMessage):
+        return message
+    metadata = {**message.response_metadata, STOP_REASON_KEY: stop_reason}
+    return message.model_copy(update={"response_metadata": metadata})
+
+
+def _tool_call(tool_use: ToolUse) -> Any:
+    return {
+        "name": tool_use["name"],
+        "args": dict(tool_use["input"]),
+        "id": tool_use["toolUseId"],
+        "type": "tool_call",
+    }
+
+
+def _tool_result_of(answer: ToolMessage | Command[Any], tool_use_id: str) -> Any:
+    if isinstance(answer, ToolMessage):
+        return converse_tool_result(answer)
+    message = _tool_message_in(answer, tool_use_id)
+    if message is None:
+        raise TypeError(
+            f"the tool answered call {tool_use_id!r} with a Command that carries no ToolMessage "
+            "for it, so ExecuteToolStage has no result to show handlers"
+        )
+    return converse_tool_result(message)
+
+
+def _exception_of(answer: ToolMessage | Command[Any]) -> Exception | None:
+    return exception_of(answer) if isinstance(answer, ToolMessage) else None
+
+
+def _tool_message_in(command: Command[Any], tool_use_id: str) -> ToolMessage | None:
+    update: Any = command.update
+    messages: list[Any] = []
+    if isinstance(update, dict):
+        messages = list(cast("dict[str, Any]", update).get("messages", []))
+    for message in messages:
+        if isinstance(message, ToolMessage) and message.tool_call_id == tool_use_id:
+            return message
+    return None
+
+
+def _tool_answer_of(
+    result: ToolResultEvent,
+    produced: dict[int, tuple[ToolResultEvent, ToolMessage | Command[Any]]],
+    name: str,
+) -> ToolMessage | Command[Any]:
+    """LangChain's answer for the chain's result: its own when a handler left it as it was."""
+    entry = produced.get(id(result))
+    if entry is not None and entry[0] is result:
+        return entry[1]
+    for event, answer in produced.values():
+        if event.tool_result == result.tool_result:
+            return answer
+    message = tool_message(result.tool_result, name)
+    originals = [answer for _, answer in produced.values() if isinstance(answer, Command)]
+    if originals:
+        # The tool answered with a Command: its state update and jumps stay, with the result
+        # message replaced by the handler's.
+        command = originals[-1]
+        update: dict[str, Any] = dict(cast("dict[str, Any]", command.update))
+        update["messages"] = [
+            message
+            if isinstance(each, ToolMessage) and each.tool_call_id == message.tool_call_id
+            else each
+            for each in update.get("messages", [])
+        ]
+        return Command(graph=command.graph, update=update, resume=command.resume, goto=command.goto)
+    return message

@@ -1,0 +1,362 @@
+"""The LangChain bridge's own promises: what the parity tests cannot show from the outside.
+
+Registered the way LangChain users register middleware (``create_agent(..., middleware=[...])``);
+LangChain's own objects come back when handlers change nothing; interrupts pause through
+LangGraph with this library's ids and resume with ``Command(resume=...)``, in this process or in
+another one through the SQLite checkpointer, without asking the model again or running anything
+one time too many; what LangChain cannot carry is refused or stated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+import uuid
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import tool as as_langchain_tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.prebuilt.tool_node import ToolCallRequest
+
+from strands_middleware import (
+    ExecuteToolContext,
+    ExecuteToolStage,
+    InvokeModelContext,
+    InvokeModelStage,
+    MiddlewareNext,
+    ModelStopReason,
+    TypedEvent,
+)
+from strands_middleware.bridges.langchain import (
+    LangChainBridge,
+    UnsupportedStageError,
+    interrupts_of,
+    resume_command,
+)
+from strands_middleware.bridges.langchain.testing import ScriptedChatModel
+from strands_middleware.catalog import CallLimit, ToolApproval
+from strands_middleware.events import ModelMessageEvent
+from strands_middleware.exceptions import InterruptResumeError
+from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
+from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+
+ran: list[str] = []
+
+
+@as_langchain_tool
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    ran.append(path)
+    return f"deleted {path}"
+
+
+def prompt(text: str) -> dict[str, Any]:
+    return {"messages": [HumanMessage(content=text)]}
+
+
+def thread() -> Any:
+    return {"configurable": {"thread_id": uuid.uuid4().hex}}
+
+
+class Inner(AgentMiddleware[Any, Any, Any]):
+    """LangChain middleware registered inside the bridge: it sees what the bridge sends on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[Any] = []
+        self.responses: list[Any] = []
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        self.requests.append(request)
+        response = await handler(request)
+        self.responses.append(response)
+        return response
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
+    ) -> Any:
+        self.requests.append(request)
+        answer = await handler(request)
+        self.responses.append(answer)
+        return answer
+
+
+class Outer(Inner):
+    """The same, registered outside the bridge: it sees what the bridge returns."""
+
+
+async def passthrough(context: Any, next_fn: MiddlewareNext[Any, TypedEvent]) -> Any:
+    async for event in next_fn(context):
+        yield event
+
+
+async def test_the_bridge_is_one_agent_middleware_given_to_create_agent() -> None:
+    bridge = LangChainBridge(InvokeModelStage.wrap(passthrough))
+    assert isinstance(bridge, AgentMiddleware)
+    agent = create_agent(ScriptedChatModel([text_turn("hi")]), middleware=[bridge])
+    result = await agent.ainvoke(prompt("hello"))
+    assert result["messages"][-1].content == "hi"
+
+
+async def test_what_handlers_leave_unchanged_goes_back_as_langchains_own_objects() -> None:
+    outer, inner = Outer(), Inner()
+    bridge = LangChainBridge(InvokeModelStage.wrap(passthrough), ExecuteToolStage.wrap(passthrough))
+    model = ScriptedChatModel(
+        [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("done")]
+    )
+    agent = create_agent(
+        model,
+        tools=[delete_file],
+        system_prompt="Be brief.",
+        middleware=[outer, bridge, inner],
+    )
+    await agent.ainvoke(prompt("go"))
+    assert len(outer.requests) == len(inner.requests) == 3  # model, tool, model
+    for sent, received in zip(outer.requests, inner.requests, strict=True):
+        assert received is sent
+    for answered, returned in zip(inner.responses, outer.responses, strict=True):
+        assert returned is answered
+
+
+async def test_a_changed_request_reaches_langchain_with_every_field_set() -> None:
+    inner = Inner()
+    backup = ScriptedModel([text_turn("from the backup")])
+
+    @InvokeModelStage.input
+    def change(context: InvokeModelContext) -> InvokeModelContext:
+        return context.replace(system_prompt="Injected", model=backup, tool_specs=[])
+
+    agent = create_agent(
+        ScriptedChatModel([]),
+        tools=[delete_file],
+        middleware=[LangChainBridge(change), inner],
+    )
+    result = await agent.ainvoke(prompt("go"))
+    [request] = inner.requests
+    assert request.system_prompt == "Injected"
+    assert request.tools == []
+    assert result["messages"][-1].content == "from the backup"
+    assert backup.requests[0].system_prompt == "Injected"
+
+
+async def test_model_wrap_handlers_see_the_finished_message_then_the_result() -> None:
+    """LangChain calls the model once, with ainvoke: there are no deltas to show."""
+    seen: list[type] = []
+
+    @InvokeModelStage.wrap
+    async def record(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            seen.append(type(event))
+            yield event
+
+    agent = create_agent(ScriptedChatModel([text_turn("hi")]), middleware=[LangChainBridge(record)])
+    await agent.ainvoke(prompt("hello"))
+    assert seen == [ModelMessageEvent, ModelStopReason]
+
+
+def test_agent_stream_middleware_is_refused_at_registration_and_nothing_is_registered() -> None:
+    @AgentStreamStage.input
+    def note(context: AgentStreamContext) -> AgentStreamContext:
+        return context
+
+    bridge = LangChainBridge()
+    with pytest.raises(UnsupportedStageError, match="no hook around a whole agent pass"):
+        bridge.use(InvokeModelStage.wrap(passthrough), note)
+    with pytest.raises(UnsupportedStageError, match="AgentStreamStage"):
+        bridge.add_middleware(AgentStreamStage.Output, lambda result: result)
+    assert not bridge.middleware_registry.has_handlers(InvokeModelStage)
+    assert not bridge.middleware_registry.has_handlers(AgentStreamStage)
+
+
+def test_a_synchronous_invoke_is_refused_by_langchain_with_the_fix() -> None:
+    bridge = LangChainBridge(InvokeModelStage.wrap(passthrough))
+    agent = create_agent(ScriptedChatModel([text_turn("hi")]), middleware=[bridge])
+    with pytest.raises(NotImplementedError, match="ainvoke"):
+        agent.invoke(prompt("hello"))
+
+
+# ---- interrupts -------------------------------------------------------------------------
+
+
+def gated_agent(script: ScriptedModel, *middleware: Any, checkpointer: Any = None) -> Any:
+    return create_agent(
+        ScriptedChatModel(script),
+        tools=[delete_file],
+        middleware=[LangChainBridge(*middleware)],
+        checkpointer=checkpointer or InMemorySaver(),
+    )
+
+
+def answers(paused: Any, response: Any) -> list[dict[str, Any]]:
+    return [
+        {"interruptResponse": {"interruptId": i.id, "response": response}}
+        for i in interrupts_of(paused)
+    ]
+
+
+async def test_an_approval_pauses_through_langgraph_with_the_spec_id_and_resumes() -> None:
+    ran.clear()
+    script = ScriptedModel(
+        [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("gone")]
+    )
+    agent = gated_agent(script, ToolApproval())
+    config = thread()
+    paused = await agent.ainvoke(prompt("clean"), config)
+    [interrupt] = interrupts_of(paused)
+    name_hash = uuid.uuid5(uuid.NAMESPACE_OID, interrupt.name)
+    assert interrupt.id == f"v1:middleware_execute_tool:t1:{name_hash}"
+    assert paused["__interrupt__"][0].value["id"] == interrupt.id  # LangGraph holds our id
+    snapshot = await agent.aget_state(config)
+    assert interrupts_of(snapshot) == interrupts_of(paused)
+    done = await agent.ainvoke(resume_command(snapshot, answers(paused, "approve")), config)
+    assert done["messages"][-1].content == "gone"
+    assert ran == ["/a"]
+    assert len(script.requests) == 2  # the resume did not ask the model again for the call
+
+
+async def test_a_resume_that_does_not_fit_the_pause_is_refused() -> None:
+    script = ScriptedModel([tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1")])
+    paused = await gated_agent(script, ToolApproval()).ainvoke(prompt("clean"), thread())
+    with pytest.raises(InterruptResumeError, match="not paused on interrupt 'nope'"):
+        resume_command(paused, {"nope": "yes"})
+    with pytest.raises(InterruptResumeError, match="malformed"):
+        resume_command(paused, [{"interruptResponse": {"response": "yes"}}])
+    with pytest.raises(InterruptResumeError, match="answered twice"):
+        resume_command(paused, answers(paused, "yes") * 2)
+    with pytest.raises(InterruptResumeError, match="no answers"):
+        resume_command(paused, [])
+    with pytest.raises(TypeError, match="interrupts_of/resume_command take"):
+        interrupts_of("paused")
+
+
+async def test_an_outer_call_limit_counts_the_resumed_call_once() -> None:
+    """The tool call runs its chain again on resume (LangGraph re-runs the paused task), but
+    the paused attempt gave its count back, so the limit sees one call, not two."""
+    ran.clear()
+    entered: list[str] = []
+
+    @ExecuteToolStage.wrap
+    async def count(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        entered.append(context.tool_use["toolUseId"])
+        async for event in next_fn(context):
+            yield event
+
+    script = ScriptedModel(
+        [
+            tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"),
+            text_turn("gone"),
+            tool_turn("delete_file", {"path": "/b"}, tool_use_id="t2"),
+            text_turn("limited"),
+        ]
+    )
+    limit = CallLimit(tool_calls=1, scope="agent")
+    agent = gated_agent(script, count, limit, ToolApproval())
+    config = thread()
+    paused = await agent.ainvoke(prompt("clean"), config)
+    done = await agent.ainvoke(resume_command(paused, answers(paused, "approve")), config)
+    assert done["messages"][-1].content == "gone"
+    assert ran == ["/a"]
+    assert entered == ["t1", "t1"]  # once paused, once resumed: nothing more
+    # The agent's one tool call is spent by the resumed call: the next one is refused.
+    again = await agent.ainvoke(prompt("clean more"), config)
+    refused = [m for m in again["messages"] if isinstance(m, ToolMessage)][-1]
+    assert "Tool call limit reached" in str(refused.content)
+    assert ran == ["/a"]
+
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, json, sys
+
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from strands_middleware.bridges.langchain import LangChainBridge, resume_command
+    from strands_middleware.bridges.langchain.testing import ScriptedChatModel
+    from strands_middleware.catalog import ToolApproval
+    from strands_middleware.testing import text_turn
+
+    ran = []
+
+    @tool
+    def delete_file(path: str) -> str:
+        \"\"\"Delete a file.\"\"\"
+        ran.append(path)
+        return f"deleted {path}"
+
+    async def main(path, thread_id, answers):
+        model = ScriptedChatModel([text_turn("gone")])
+        async with AsyncSqliteSaver.from_conn_string(path) as saver:
+            agent = create_agent(
+                model, tools=[delete_file], middleware=[LangChainBridge(ToolApproval())],
+                checkpointer=saver,
+            )
+            config = {"configurable": {"thread_id": thread_id}}
+            snapshot = await agent.aget_state(config)
+            done = await agent.ainvoke(resume_command(snapshot, answers), config)
+        return {
+            "text": done["messages"][-1].content,
+            "ran": ran,
+            "requests": len(model.script.requests),
+            "last_sent": model.script.requests[0].messages[-1],
+        }
+
+    request = json.load(sys.stdin)
+    print(json.dumps(asyncio.run(main(**request))))
+    """
+)
+
+
+async def test_a_paused_run_resumes_in_another_process_through_the_sqlite_checkpointer(
+    tmp_path: Path,
+) -> None:
+    ran.clear()
+    path = str(tmp_path / "checkpoints.sqlite")
+    script = ScriptedModel([tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1")])
+    config = thread()
+    async with AsyncSqliteSaver.from_conn_string(path) as saver:
+        paused = await gated_agent(script, ToolApproval(), checkpointer=saver).ainvoke(
+            prompt("clean"), config
+        )
+    assert ran == []
+    request = {
+        "path": path,
+        "thread_id": config["configurable"]["thread_id"],
+        "answers": answers(paused, "approve"),
+    }
+    child = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", CHILD],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    report = json.loads(child.stdout)
+    assert report["text"] == "gone"
+    assert report["ran"] == ["/a"]  # the tool ran once, in the other process
+    assert report["requests"] == 1  # the model was asked only for the answer after the tool
+    [block] = report["last_sent"]["content"]
+    assert block["toolResult"]["toolUseId"] == "t1"
+    assert block["toolResult"]["status"] == "success"
