@@ -2,13 +2,15 @@
 
 The stack logs every model call (a Wrap handler), mocks a tool that needs a database, retries a
 throttled model call, caches model calls, and asks a human before a file is deleted. It runs on
-the reference agent, on a ``strands.Agent`` and on a pydantic-ai ``Agent``, each with the same
-scripted model (no network), and each host prints what it saw: the same lines.
+the reference agent, on a ``strands.Agent``, on a pydantic-ai ``Agent`` and on a LangChain agent
+(``create_agent``), each with the same scripted model (no network), and each host prints what it
+saw: the same lines.
 
 A host is one small function in ``HOSTS``: it builds that framework's agent with the stack and
 returns a `Session` (ask, resume). Adding a framework is adding one more function to the list.
 The pydantic-ai host needs Python 3.11 or newer (as pydantic-ai does) and runs where its extra is
-installed (``pip install "strands-middleware[strands,pydantic-ai]"``).
+installed, the LangChain host where the langchain extra is
+(``pip install "strands-middleware[strands,pydantic-ai,langchain]"``).
 
 Run: ``python examples/portable.py``
 """
@@ -194,12 +196,37 @@ def pydantic_ai_agent(script: ScriptedModel, middleware: Sequence[MiddlewareSour
     return PydanticAI()
 
 
+def langchain_agent(script: ScriptedModel, middleware: Sequence[MiddlewareSource]) -> Session:
+    from langchain_quickstart import LangChainSession
+    from langchain_quickstart import langchain_agent as build
+
+    session = LangChainSession(build(script, middleware, tools=TOOLS))
+
+    def outcome(answer: str, interrupts: list[Any]) -> Outcome:
+        if interrupts:
+            return Outcome(
+                "interrupt", "", [i.id for i in interrupts], [i.name for i in interrupts]
+            )
+        return Outcome("end_turn", answer, [], [])
+
+    class LangChain:
+        def ask(self, prompt: str) -> Outcome:
+            return outcome(*session.ask(prompt))
+
+        def resume(self, responses: list[dict[str, Any]]) -> Outcome:
+            return outcome(*session.resume(responses))
+
+    return LangChain()
+
+
 HOSTS: list[tuple[str, Host]] = [
     ("reference agent", reference_agent),
     ("strands.Agent", strands_agent),
 ]
 if importlib.util.find_spec("pydantic_ai") is not None:  # Python 3.11+, the pydantic-ai extra
     HOSTS.append(("pydantic-ai Agent", pydantic_ai_agent))
+if importlib.util.find_spec("langchain") is not None:  # the langchain extra
+    HOSTS.append(("LangChain agent", langchain_agent))
 
 
 # ---- the same story on each --------------------------------------------------------------------

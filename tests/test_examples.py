@@ -152,6 +152,8 @@ def test_portable_runs_one_stack_unchanged_on_every_installed_host() -> None:
     hosts = ["reference agent", "strands.Agent"]
     if importlib.util.find_spec("pydantic_ai") is not None:  # Python 3.11+
         hosts.append("pydantic-ai Agent")
+    if importlib.util.find_spec("langchain") is not None:
+        hosts.append("LangChain agent")
     lines = run_example("portable.py").splitlines()
     assert len(lines) == 5 * len(hosts)
     seen = {
