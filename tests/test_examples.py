@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -87,13 +88,15 @@ def test_strands_quickstart_runs_the_same_middleware_on_a_strands_agent() -> Non
     assert lines[-1] == "[model request]       system prompt: 'Answer in one short sentence.'"
 
 
-def test_langchain_quickstart_runs_the_same_middleware_inside_a_langchain_agent() -> None:
-    lines = run_example("langchain_quickstart.py").splitlines()
-    assert lines[0] == "[invokeModel.Input]   model call with 1 message(s); asking for brevity"
-    assert lines[1].startswith("[invokeModel.Wrap]    model call streamed 2 events in ")
-    assert lines[2] == "[executeTool.Output]  tool t1 returned success: 42"
-    assert lines[-2] == "[agent result]        interrupts=0 answer=2 + 40 is 42."
-    assert lines[-1] == "[model request]       system prompt: 'Answer in one short sentence.'"
+if importlib.util.find_spec("langchain") is not None:  # Python 3.11+, the langchain extra
+
+    def test_langchain_quickstart_runs_the_same_middleware_inside_a_langchain_agent() -> None:
+        lines = run_example("langchain_quickstart.py").splitlines()
+        assert lines[0] == "[invokeModel.Input]   model call with 1 message(s); asking for brevity"
+        assert lines[1].startswith("[invokeModel.Wrap]    model call streamed 2 events in ")
+        assert lines[2] == "[executeTool.Output]  tool t1 returned success: 42"
+        assert lines[-2] == "[agent result]        interrupts=0 answer=2 + 40 is 42."
+        assert lines[-1] == "[model request]       system prompt: 'Answer in one short sentence.'"
 
 
 def test_catalog_tour_combines_retry_mock_approval_redaction_and_cache() -> None:
@@ -147,8 +150,6 @@ def test_long_conversation_shows_what_the_model_was_sent_at_each_call() -> None:
 
 
 def test_portable_runs_one_stack_unchanged_on_every_installed_host() -> None:
-    import importlib.util
-
     hosts = ["reference agent", "strands.Agent"]
     if importlib.util.find_spec("pydantic_ai") is not None:  # Python 3.11+
         hosts.append("pydantic-ai Agent")

@@ -122,11 +122,7 @@ def strands_agent(
 
 HOSTS: dict[str, Builder] = {"reference": reference, "strands": strands_agent}
 
-# LangChain v1's create_agent through its bridge (tests/bridges/langchain_host.py).
-from .langchain_host import LangChainHostAgent, langchain_agent  # noqa: E402
-
-HOSTS["langchain"] = langchain_agent
-REFUSES_AGENT_STREAM = {"langchain"}
+REFUSES_AGENT_STREAM: set[str] = set()
 """Hosts with no hook around a whole agent pass: AgentStreamStage middleware is refused there."""
 
 
@@ -209,8 +205,8 @@ class _History(list[Any]):
 
 def host_agent(agent: Any) -> Any:
     """The host's own agent object: what a catalog item's per-agent state is keyed by."""
-    if isinstance(agent, LangChainHostAgent):
-        return agent.bridge  # the bridge is what handlers see as the agent on LangChain
+    if _LANGCHAIN_AGENT is not None and isinstance(agent, _LANGCHAIN_AGENT):
+        return agent.bridge  # the bridge is what handlers see as the agent there
     return agent if isinstance(agent, Agent) else getattr(agent, "agent", agent)
 
 
@@ -242,7 +238,19 @@ AgentFactory = Callable[..., Any]
 
 AGENTS: dict[str, AgentFactory] = {"reference": Agent, "strands": StrandsHostAgent}
 """Build an agent on either host with the reference agent's keywords."""
-AGENTS["langchain"] = LangChainHostAgent
+
+
+# ---- LangChain v1's create_agent (Python 3.11 and newer, as LangChain itself) ---------------
+
+_LANGCHAIN_AGENT: type | None = None
+
+if importlib.util.find_spec("langchain") is not None:
+    from .langchain_host import LangChainHostAgent, langchain_agent
+
+    HOSTS["langchain"] = langchain_agent
+    AGENTS["langchain"] = LangChainHostAgent
+    REFUSES_AGENT_STREAM.add("langchain")
+    _LANGCHAIN_AGENT = LangChainHostAgent
 
 
 # ---- pydantic-ai (Python 3.11 and newer, as pydantic-ai itself) ----------------------------

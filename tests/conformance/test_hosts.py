@@ -51,9 +51,11 @@ class TestStrandsBridgeConformance(ConformanceSuite):
     known_failures = KNOWN_FAILURES["strands"]
 
 
-class TestLangChainBridgeConformance(ConformanceSuite):
-    harness = load_harness("langchain")
-    known_failures = KNOWN_FAILURES["langchain"]
+if BUILT_IN_HOSTS["langchain"].installed:  # LangChain needs Python 3.11 or newer
+
+    class TestLangChainBridgeConformance(ConformanceSuite):
+        harness = load_harness("langchain")
+        known_failures = KNOWN_FAILURES["langchain"]
 
 
 if BUILT_IN_HOSTS["pydantic_ai"].installed:  # pydantic-ai needs Python 3.11 or newer
