@@ -12,6 +12,9 @@ package root and `strands_middleware.interrupts` also export the few that handle
     │   ├── MissingResultError ........ a stage's stream ended without its result event
     │   ├── ReplacedMessagesError ..... an AgentStreamStage handler replaced context.messages
     │   └── StoreError ................ a shared store (Redis) failed or did not answer in time
+    ├── TypeError
+    │   └── UnsupportedStageError ..... a handler on a stage its host cannot run (a bridge
+    │                                   refuses it at registration)
     └── ValueError
         ├── InterruptResumeError ...... a resume prompt does not fit the paused run
         │   └── InterruptResponseFormatError (also TypeError): not interruptResponse blocks
@@ -19,8 +22,8 @@ package root and `strands_middleware.interrupts` also export the few that handle
         ├── ModelStreamError .......... a model's chunk stream could not form a message
         └── ToolInputError ............ the model called a @tool with input that does not fit
 
-Registration mistakes are plain `TypeError`s raised when a handler is registered (they name the
-stage, the phase and the handler). The catalog adds its own, each in the item's module:
+Other registration mistakes are plain `TypeError`s raised when a handler is registered (they
+name the stage, the phase and the handler). The catalog adds its own, each in the item's module:
 `strands_middleware.catalog.CallLimitExceeded` and `strands_middleware.catalog.UsageBudgetExceeded`
 (both `RuntimeError`), and `strands_middleware.catalog.CallTimeout` (a `TimeoutError`).
 `StoreWarning` (a `RuntimeWarning`) reports a store failure a catalog item let through
@@ -61,6 +64,7 @@ __all__ = [
     "StoreError",
     "StoreWarning",
     "ToolInputError",
+    "UnsupportedStageError",
 ]
 
 
@@ -245,3 +249,13 @@ class ToolInputError(ValueError):
         super().__init__(message)
         self.missing = missing
         self.unexpected = unexpected
+
+
+class UnsupportedStageError(TypeError):
+    """A handler was registered on a stage its host has no place to run.
+
+    A bridge raises it at registration, before anything is registered, rather than letting the
+    handler sit in the chain and never run: LangChain and pydantic-ai have no hook around a whole
+    agent pass, so ``AgentStreamStage`` handlers are refused there. The message names the stage,
+    the handlers and the stages to use instead.
+    """
