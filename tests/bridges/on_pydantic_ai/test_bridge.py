@@ -52,11 +52,12 @@ from strands_middleware.bridges.pydantic_ai import (
     interrupts_of,
     resume_results,
 )
+from strands_middleware.bridges.pydantic_ai._messages import stop_reason_of
 from strands_middleware.bridges.pydantic_ai.testing import ScriptedPydanticAIModel
 from strands_middleware.events import TextDeltaEvent
 from strands_middleware.exceptions import InterruptResponseFormatError, InterruptResumeError
 from strands_middleware.experimental import AgentStreamStage
-from strands_middleware.testing import text_turn, tool_turn
+from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 
 PAUSABLE: Any = [str, DeferredToolRequests]
 
@@ -669,4 +670,49 @@ def test_the_bridge_says_how_to_install_pydantic_ai_when_it_is_missing() -> None
         check=False,
     )
     assert completed.returncode != 0
+    assert 'pip install "strands-middleware[pydantic-ai]"' in completed.stderr
+
+
+def test_a_model_of_this_library_played_by_pydantic_ai_is_shown_as_itself() -> None:
+    script = ScriptedModel([text_turn("played")])
+    seen: list[object] = []
+
+    @InvokeModelStage.input
+    def record(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(context.model)
+        return context
+
+    model = ScriptedPydanticAIModel(script)
+    result = run(Agent(model, capabilities=[PydanticAIMiddleware(record)]), "hi")
+    assert seen == [script]
+    assert result.output == "played"
+    assert result.all_messages()[-1].model_name == "scripted"  # type: ignore[union-attr]
+
+
+def test_a_stop_reason_pydantic_ai_has_no_word_for_survives_in_the_response() -> None:
+    @InvokeModelStage.output
+    def guard(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+        _reason, message, usage, metrics = result.value["stop"]
+        return result.replace(
+            value=ModelStopReason("guardrail_intervened", message, usage, metrics)
+        )
+
+    agent = Agent(FunctionModel(Recording(text("no"))), capabilities=[PydanticAIMiddleware(guard)])
+    response = run(agent, "hi").all_messages()[-1]
+    assert isinstance(response, ModelResponse)
+    assert response.finish_reason == "content_filter"
+    assert stop_reason_of(response) == "guardrail_intervened"
+
+
+def test_the_kit_needs_pydantic_ai_only_for_the_pydantic_ai_host() -> None:
+    code = (
+        "import sys; sys.modules['pydantic_ai'] = None\n"
+        "from strands_middleware.conformance import load_harness\n"
+        "print(load_harness('reference').name)\n"
+        "load_harness('pydantic_ai')\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert completed.stdout.strip() == "reference"
     assert 'pip install "strands-middleware[pydantic-ai]"' in completed.stderr
