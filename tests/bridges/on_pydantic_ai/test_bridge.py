@@ -651,6 +651,11 @@ def test_agent_stream_handlers_are_refused_at_registration_and_nothing_is_regist
     assert not bridge.middleware_registry.has_handlers(AgentStreamStage)
 
 
+def test_middleware_given_as_a_generator_is_registered_once_checked() -> None:
+    bridge = PydanticAIMiddleware(item for item in [passthrough])
+    assert len(bridge.middleware_registry.handlers(InvokeModelStage)) == 1
+
+
 def test_a_stage_without_handlers_costs_pydantic_ai_nothing() -> None:
     bridge = PydanticAIMiddleware(ExecuteToolStage.input(lambda context: context))
     model = FunctionModel(Recording())
