@@ -721,3 +721,22 @@ def test_the_kit_needs_pydantic_ai_only_for_the_pydantic_ai_host() -> None:
     )
     assert completed.stdout.strip() == "reference"
     assert 'pip install "strands-middleware[pydantic-ai]"' in completed.stderr
+
+
+async def test_a_streamed_runs_output_rewrite_is_its_result_keeping_the_models_fields() -> None:
+    @InvokeModelStage.output
+    def shout(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+        stop_reason, _message, usage, metrics = result.value["stop"]
+        loud: Any = {"role": "assistant", "content": [{"text": "LOUD"}]}
+        return result.replace(value=ModelStopReason(stop_reason, loud, usage, metrics))
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        yield "quiet"
+
+    agent = Agent(FunctionModel(stream_function=stream), capabilities=[PydanticAIMiddleware(shout)])
+    async with agent.run_stream("hi") as run:
+        output = await run.get_output()
+        response = run.response
+    assert output == "LOUD"
+    assert isinstance(response, ModelResponse)
+    assert response.model_name is not None and response.model_name.startswith("function")
