@@ -740,3 +740,48 @@ async def test_a_streamed_runs_output_rewrite_is_its_result_keeping_the_models_f
     assert output == "LOUD"
     assert isinstance(response, ModelResponse)
     assert response.model_name is not None and response.model_name.startswith("function")
+
+
+def test_two_gates_on_one_call_pause_in_turn_and_keep_the_first_answer() -> None:
+    asked: list[tuple[str, Any]] = []
+
+    def gate(name: str) -> Any:
+        @ExecuteToolStage.wrap
+        async def ask(
+            context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            asked.append((name, context.interrupt(name).response))
+            async for event in next_fn(context):
+                yield event
+
+        return ask
+
+    deleted.clear()
+    model = ScriptedPydanticAIModel(
+        [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("gone")]
+    )
+    agent = Agent(
+        model,
+        tools=[delete_file],
+        capabilities=[PydanticAIMiddleware(gate("first"), gate("second"))],
+        output_type=PAUSABLE,
+    )
+    first = run(agent, "clean")
+    assert [i.name for i in interrupts_of(first.output)] == ["first"]
+    [first_id] = [i.id for i in interrupts_of(first.output)]
+    second = run(
+        agent,
+        message_history=first.all_messages(),
+        deferred_tool_results=resume_results(first.output, {first_id: "one"}),
+    )
+    assert [i.name for i in interrupts_of(second.output)] == ["second"]
+    [second_id] = [i.id for i in interrupts_of(second.output)]
+    done = run(
+        agent,
+        message_history=second.all_messages(),
+        deferred_tool_results=resume_results(second.output, {second_id: "two"}),
+    )
+    assert done.output == "gone"
+    assert deleted == ["/a"]
+    assert asked[-2:] == [("first", "one"), ("second", "two")]
+    assert len(model.script.requests) == 2
