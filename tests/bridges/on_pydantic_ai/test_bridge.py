@@ -52,11 +52,12 @@ from strands_middleware.bridges.pydantic_ai import (
     interrupts_of,
     resume_results,
 )
+from strands_middleware.bridges.pydantic_ai._messages import stop_reason_of
 from strands_middleware.bridges.pydantic_ai.testing import ScriptedPydanticAIModel
 from strands_middleware.events import TextDeltaEvent
 from strands_middleware.exceptions import InterruptResponseFormatError, InterruptResumeError
 from strands_middleware.experimental import AgentStreamStage
-from strands_middleware.testing import text_turn, tool_turn
+from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 
 PAUSABLE: Any = [str, DeferredToolRequests]
 
@@ -650,6 +651,11 @@ def test_agent_stream_handlers_are_refused_at_registration_and_nothing_is_regist
     assert not bridge.middleware_registry.has_handlers(AgentStreamStage)
 
 
+def test_middleware_given_as_a_generator_is_registered_once_checked() -> None:
+    bridge = PydanticAIMiddleware(item for item in [passthrough])
+    assert len(bridge.middleware_registry.handlers(InvokeModelStage)) == 1
+
+
 def test_a_stage_without_handlers_costs_pydantic_ai_nothing() -> None:
     bridge = PydanticAIMiddleware(ExecuteToolStage.input(lambda context: context))
     model = FunctionModel(Recording())
@@ -670,3 +676,112 @@ def test_the_bridge_says_how_to_install_pydantic_ai_when_it_is_missing() -> None
     )
     assert completed.returncode != 0
     assert 'pip install "strands-middleware[pydantic-ai]"' in completed.stderr
+
+
+def test_a_model_of_this_library_played_by_pydantic_ai_is_shown_as_itself() -> None:
+    script = ScriptedModel([text_turn("played")])
+    seen: list[object] = []
+
+    @InvokeModelStage.input
+    def record(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(context.model)
+        return context
+
+    model = ScriptedPydanticAIModel(script)
+    result = run(Agent(model, capabilities=[PydanticAIMiddleware(record)]), "hi")
+    assert seen == [script]
+    assert result.output == "played"
+    assert result.all_messages()[-1].model_name == "scripted"  # type: ignore[union-attr]
+
+
+def test_a_stop_reason_pydantic_ai_has_no_word_for_survives_in_the_response() -> None:
+    @InvokeModelStage.output
+    def guard(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+        _reason, message, usage, metrics = result.value["stop"]
+        return result.replace(
+            value=ModelStopReason("guardrail_intervened", message, usage, metrics)
+        )
+
+    agent = Agent(FunctionModel(Recording(text("no"))), capabilities=[PydanticAIMiddleware(guard)])
+    response = run(agent, "hi").all_messages()[-1]
+    assert isinstance(response, ModelResponse)
+    assert response.finish_reason == "content_filter"
+    assert stop_reason_of(response) == "guardrail_intervened"
+
+
+def test_the_kit_needs_pydantic_ai_only_for_the_pydantic_ai_host() -> None:
+    code = (
+        "import sys; sys.modules['pydantic_ai'] = None\n"
+        "from strands_middleware.conformance import load_harness\n"
+        "print(load_harness('reference').name)\n"
+        "load_harness('pydantic_ai')\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert completed.stdout.strip() == "reference"
+    assert 'pip install "strands-middleware[pydantic-ai]"' in completed.stderr
+
+
+async def test_a_streamed_runs_output_rewrite_is_its_result_keeping_the_models_fields() -> None:
+    @InvokeModelStage.output
+    def shout(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+        stop_reason, _message, usage, metrics = result.value["stop"]
+        loud: Any = {"role": "assistant", "content": [{"text": "LOUD"}]}
+        return result.replace(value=ModelStopReason(stop_reason, loud, usage, metrics))
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        yield "quiet"
+
+    agent = Agent(FunctionModel(stream_function=stream), capabilities=[PydanticAIMiddleware(shout)])
+    async with agent.run_stream("hi") as run:
+        output = await run.get_output()
+        response = run.response
+    assert output == "LOUD"
+    assert isinstance(response, ModelResponse)
+    assert response.model_name is not None and response.model_name.startswith("function")
+
+
+def test_two_gates_on_one_call_pause_in_turn_and_keep_the_first_answer() -> None:
+    asked: list[tuple[str, Any]] = []
+
+    def gate(name: str) -> Any:
+        @ExecuteToolStage.wrap
+        async def ask(
+            context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            asked.append((name, context.interrupt(name).response))
+            async for event in next_fn(context):
+                yield event
+
+        return ask
+
+    deleted.clear()
+    model = ScriptedPydanticAIModel(
+        [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("gone")]
+    )
+    agent = Agent(
+        model,
+        tools=[delete_file],
+        capabilities=[PydanticAIMiddleware(gate("first"), gate("second"))],
+        output_type=PAUSABLE,
+    )
+    first = run(agent, "clean")
+    assert [i.name for i in interrupts_of(first.output)] == ["first"]
+    [first_id] = [i.id for i in interrupts_of(first.output)]
+    second = run(
+        agent,
+        message_history=first.all_messages(),
+        deferred_tool_results=resume_results(first.output, {first_id: "one"}),
+    )
+    assert [i.name for i in interrupts_of(second.output)] == ["second"]
+    [second_id] = [i.id for i in interrupts_of(second.output)]
+    done = run(
+        agent,
+        message_history=second.all_messages(),
+        deferred_tool_results=resume_results(second.output, {second_id: "two"}),
+    )
+    assert done.output == "gone"
+    assert deleted == ["/a"]
+    assert asked[-2:] == [("first", "one"), ("second", "two")]
+    assert len(model.script.requests) == 2

@@ -15,8 +15,8 @@ pydantic-ai has no pass of its loop a handler could pause and resume, so the pro
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, cast
 
 from pydantic_ai import RunContext
 from pydantic_ai.agent import AbstractAgent
@@ -27,6 +27,7 @@ from pydantic_ai.tools import ToolDefinition
 from typing_extensions import Self
 
 from ...engine.registry import MiddlewareSource
+from ...engine.stage import Middleware
 from ...events import ToolResultEvent
 from ...exceptions import InterruptException
 from ...host.mixin import MiddlewareHostMixin
@@ -50,6 +51,13 @@ _REFUSAL = (
     "handler could pause and resume, so AgentStreamStage handlers would never run. Use "
     "InvokeModelStage or ExecuteToolStage handlers instead."
 )
+
+
+def _listed(source: object) -> Any:
+    """An iterable argument as a list (what the registry refuses stays as it was)."""
+    if isinstance(source, Iterable) and not isinstance(source, (str, bytes)):
+        return list(cast("Iterable[object]", source))
+    return source
 
 
 class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
@@ -79,11 +87,15 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
 
     def use(self, *middleware: MiddlewareSource) -> Self:
         """Register `Middleware` objects; refuses AgentStreamStage handlers, registering nothing."""
+        # An iterable argument is read once, here: the check and the registration see the same.
+        sources: list[MiddlewareSource] = [
+            source if isinstance(source, Middleware) else _listed(source) for source in middleware
+        ]
         probe = type(self.middleware_registry)()
-        probe.use(*middleware)
+        probe.use(*sources)
         if probe.has_handlers(AgentStreamStage):
             raise AgentStreamNotSupportedError(_REFUSAL)
-        return super().use(*middleware)
+        return super().use(*sources)
 
     def add_middleware(self, stage_or_phase: Any, handler: Any) -> None:
         """Register ``handler`` on a stage or phase; AgentStreamStage is refused."""
