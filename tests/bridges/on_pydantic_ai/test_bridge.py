@@ -46,9 +46,9 @@ from strands_middleware import (
     TypedEvent,
 )
 from strands_middleware.bridges.pydantic_ai import (
-    AgentStreamNotSupportedError,
     PydanticAIMiddleware,
     PydanticAITool,
+    UnsupportedStageError,
     interrupts_of,
     resume_results,
 )
@@ -641,11 +641,11 @@ def test_agent_stream_handlers_are_refused_at_registration_and_nothing_is_regist
             yield event
 
     bridge = PydanticAIMiddleware()
-    with pytest.raises(AgentStreamNotSupportedError, match="AgentStreamStage is not supported"):
+    with pytest.raises(UnsupportedStageError, match="AgentStreamStage is not supported"):
         bridge.use(passthrough, gate)
     with pytest.raises(TypeError, match="AgentStreamStage is not supported on pydantic-ai"):
         bridge.add_middleware(AgentStreamStage.Output, lambda result: result)
-    with pytest.raises(AgentStreamNotSupportedError):
+    with pytest.raises(UnsupportedStageError):
         PydanticAIMiddleware(gate)
     assert not bridge.middleware_registry.has_handlers(InvokeModelStage)
     assert not bridge.middleware_registry.has_handlers(AgentStreamStage)

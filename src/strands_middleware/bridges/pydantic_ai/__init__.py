@@ -29,12 +29,12 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
 
 from ._interrupts import interrupts_of, resume_results
 from ._tools import PydanticAITool
-from .capability import AgentStreamNotSupportedError, PydanticAIMiddleware
+from .capability import PydanticAIMiddleware, UnsupportedStageError
 
 __all__ = [
-    "AgentStreamNotSupportedError",
     "PydanticAIMiddleware",
     "PydanticAITool",
+    "UnsupportedStageError",
     "interrupts_of",
     "resume_results",
 ]

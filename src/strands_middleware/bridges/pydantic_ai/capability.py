@@ -29,7 +29,7 @@ from typing_extensions import Self
 from ...engine.registry import MiddlewareSource
 from ...engine.stage import Middleware
 from ...events import ToolResultEvent
-from ...exceptions import InterruptException
+from ...exceptions import InterruptException, UnsupportedStageError
 from ...host.mixin import MiddlewareHostMixin
 from ...host.tool_call import copy_tool_use, make_tool_terminal, run_tool_stage
 from ...stages.agent_stream import AgentStreamStage
@@ -39,12 +39,7 @@ from ._interrupts import answers_of, deferral
 from ._model import MiddlewareModel
 from ._tools import PydanticAITool, cancel_signal, host_result
 
-__all__ = ["AgentStreamNotSupportedError", "PydanticAIMiddleware"]
-
-
-class AgentStreamNotSupportedError(TypeError):
-    """AgentStreamStage handlers were registered on a host that has no agent-stream stage."""
-
+__all__ = ["PydanticAIMiddleware", "UnsupportedStageError"]
 
 _REFUSAL = (
     "AgentStreamStage is not supported on pydantic-ai: pydantic-ai's loop has no pass a "
@@ -94,13 +89,13 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
         probe = type(self.middleware_registry)()
         probe.use(*sources)
         if probe.has_handlers(AgentStreamStage):
-            raise AgentStreamNotSupportedError(_REFUSAL)
+            raise UnsupportedStageError(_REFUSAL)
         return super().use(*sources)
 
     def add_middleware(self, stage_or_phase: Any, handler: Any) -> None:
         """Register ``handler`` on a stage or phase; AgentStreamStage is refused."""
         if getattr(stage_or_phase, "stage", stage_or_phase) is AgentStreamStage:
-            raise AgentStreamNotSupportedError(_REFUSAL)
+            raise UnsupportedStageError(_REFUSAL)
         super().add_middleware(stage_or_phase, handler)
 
     # ---- pydantic-ai's side ------------------------------------------------------------------
