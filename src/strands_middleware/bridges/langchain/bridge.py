@@ -26,7 +26,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
@@ -74,7 +74,9 @@ from ._tools import LangChainTool, exception_of, tool_in
 
 __all__ = ["LangChainBridge", "UnsupportedStageError"]
 
-TContext = Any
+TContext = TypeVar("TContext")
+TResult = TypeVar("TResult")
+TEvent = TypeVar("TEvent")
 if TYPE_CHECKING:  # LangChain's request and response became generic in 1.2.x
     _ModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
     _ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
@@ -184,23 +186,25 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
     @overload
     def add_middleware(
         self,
-        stage_or_phase: MiddlewareInputPhase[TContext, Any, Any],
+        stage_or_phase: MiddlewareInputPhase[TContext, TResult, TEvent],
         handler: MiddlewareInputHandler[TContext],
     ) -> None: ...
 
     @overload
     def add_middleware(
         self,
-        stage_or_phase: MiddlewareOutputPhase[TContext, Any, Any],
-        handler: MiddlewareOutputHandler[Any],
+        stage_or_phase: MiddlewareOutputPhase[TContext, TResult, TEvent],
+        handler: MiddlewareOutputHandler[TResult],
     ) -> None: ...
 
     @overload
     def add_middleware(
         self,
-        stage_or_phase: MiddlewareStage[TContext, Any, Any]
-        | MiddlewareWrapPhase[TContext, Any, Any],
-        handler: MiddlewareHandler[TContext, Any],
+        stage_or_phase: (
+            MiddlewareStage[TContext, TResult, TEvent]
+            | MiddlewareWrapPhase[TContext, TResult, TEvent]
+        ),
+        handler: MiddlewareHandler[TContext, TEvent],
     ) -> None: ...
 
     def add_middleware(self, stage_or_phase: Any, handler: Any) -> None:
