@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
@@ -83,6 +83,9 @@ if TYPE_CHECKING:  # LangChain's request and response became generic in 1.2.x
 
 STOP_REASON_KEY = "stop_reason"
 """Where a stop reason a handler set travels on LangChain: the AIMessage's response_metadata."""
+
+# Where LangGraph keeps the run's runtime in a node's config (langgraph._internal._constants).
+_RUNTIME_KEY = "__pregel_runtime"
 
 # How many invocations' states the bridge keeps at once (invocations running concurrently on one
 # agent); the oldest is let go first.
@@ -220,13 +223,12 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
 
     # ---- one dict per invocation -----------------------------------------------------------
 
-    def _invocation_state(self) -> dict[str, Any]:
+    def _invocation_state(self, runtime: Any) -> dict[str, Any]:
         """The ``invocation_state`` of the run in progress: one dict per ``ainvoke``.
 
         LangGraph gives every run (a resume included) a run-control object of its own, which
-        each node's runtime carries; the dict is kept by it.
+        each node's ``runtime`` carries; the dict is kept by it.
         """
-        runtime: Any = get_config().get("configurable", {}).get("__pregel_runtime")
         run: object = getattr(runtime, "control", None) or runtime
         key = id(run)
         with self._lock:
@@ -260,7 +262,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             system_prompt=system_prompt,
             tool_specs=tool_specs,
             tool_choice=converse_tool_choice(request.tool_choice),
-            invocation_state=self._invocation_state(),
+            invocation_state=self._invocation_state(request.runtime),
             model=shown_model,
         )
         produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]] = {}
@@ -316,6 +318,22 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         registry = self.middleware_registry
         if not registry.has_handlers(ExecuteToolStage):
             return await handler(request)
+        # LangGraph's ToolRuntime is generic in a state type ToolCallRequest leaves open.
+        runtime: Any = request.runtime  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        config: Any = runtime.config
+        # LangGraph's interrupt() reads the run's config from a context variable, which
+        # LangGraph cannot set for async nodes before Python 3.11: the tool's runtime has it.
+        token = None if var_child_runnable_config.get() else var_child_runnable_config.set(config)
+        try:
+            return await self._tool_call(request, handler, config)
+        finally:
+            if token is not None:
+                var_child_runnable_config.reset(token)
+
+    async def _tool_call(
+        self, request: ToolCallRequest, handler: _ToolHandler, config: Any
+    ) -> ToolMessage | Command[Any]:
+        registry = self.middleware_registry
         call = request.tool_call
         tool = tool_in(request.tool)
         cancel_signal = threading.Event()
@@ -323,7 +341,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             agent=self,
             tool=tool,
             tool_use=tool_use_of(call),
-            invocation_state=self._invocation_state(),
+            invocation_state=self._invocation_state(config["configurable"].get(_RUNTIME_KEY)),
             cancel_signal=cancel_signal,
         )
         pauses = context._pauses  # pyright: ignore[reportPrivateUsage]
