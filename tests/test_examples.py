@@ -88,7 +88,7 @@ def test_strands_quickstart_runs_the_same_middleware_on_a_strands_agent() -> Non
     assert lines[-1] == "[model request]       system prompt: 'Answer in one short sentence.'"
 
 
-if importlib.util.find_spec("langchain") is not None:  # Python 3.11+, the langchain extra
+if importlib.util.find_spec("langchain") is not None:  # the langchain extra
 
     def test_langchain_quickstart_runs_the_same_middleware_inside_a_langchain_agent() -> None:
         lines = run_example("langchain_quickstart.py").splitlines()

@@ -10,8 +10,8 @@ that are not Python (shell commands, trees) use another fence (```` ```console `
 Both checkers run once over all the snippets (one file per group), with the configuration a user
 gets from ``--strict`` alone, not this project's; a failure names the snippet by its README lines
 and section, and quotes the checker with the line mapped back to README.md. A snippet importing
-a framework not installed here (pydantic-ai and LangChain need Python 3.11) is left out of the
-run on that Python, as the bridge's own tests are.
+a framework not installed here (pydantic-ai needs Python 3.11) is left out of the run on that
+Python, as the bridge's own tests are.
 """
 
 from __future__ import annotations

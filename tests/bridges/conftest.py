@@ -1,8 +1,7 @@
-"""The LangChain bridge's tests run where LangChain is installed (Python 3.11 and newer).
+"""The LangChain bridge's tests run where its extra is installed (the dev extra has it).
 
-On Python 3.10 the ``langchain`` extra installs nothing (LangChain 1.5 does not support it), so
-its modules are not collected there rather than skipped; the parity and catalog tests run on the
-hosts that are installed.
+Without LangChain its modules are not collected rather than skipped; the parity and catalog
+tests run on the hosts that are installed.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""The two hosts the parity tests run on, behind one small interface.
+"""The hosts the parity and catalog tests run on, behind one small interface.
 
 Each builds an agent from the same script, plain-function tools and middleware; the reference
 agent uses this library's ``@tool`` and `ScriptedModel`, the strands host wraps the same script
-in a ``strands.models.Model`` and the same functions in ``strands.tool``. Passing a
+in a ``strands.models.Model`` and the same functions in ``strands.tool``, and the pydantic-ai and
+LangChain hosts (where their extras are installed) do the same with their own model and tool
+types. Passing a
 `ScriptedModel` instead of a list of turns shares that one script (and its recorded requests)
 between several agents.
 """
@@ -240,7 +242,7 @@ AGENTS: dict[str, AgentFactory] = {"reference": Agent, "strands": StrandsHostAge
 """Build an agent on either host with the reference agent's keywords."""
 
 
-# ---- LangChain v1's create_agent (Python 3.11 and newer, as LangChain itself) ---------------
+# ---- LangChain v1's create_agent (where the langchain extra is installed) --------------------
 
 _LANGCHAIN_AGENT: type | None = None
 

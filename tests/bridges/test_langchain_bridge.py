@@ -17,16 +17,18 @@ import textwrap
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId
 from langchain_core.tools import tool as as_langchain_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
 
 from strands_middleware import (
     ExecuteToolContext,
@@ -34,7 +36,9 @@ from strands_middleware import (
     InvokeModelContext,
     InvokeModelStage,
     MiddlewareNext,
+    MiddlewareResult,
     ModelStopReason,
+    ToolResultEvent,
     TypedEvent,
 )
 from strands_middleware.bridges.langchain import (
@@ -360,3 +364,55 @@ async def test_a_paused_run_resumes_in_another_process_through_the_sqlite_checkp
     [block] = report["last_sent"]["content"]
     assert block["toolResult"]["toolUseId"] == "t1"
     assert block["toolResult"]["status"] == "success"
+
+
+# ---- Converse at the boundary -----------------------------------------------------------
+
+
+async def test_consecutive_human_messages_are_one_converse_user_message() -> None:
+    seen: list[Any] = []
+    inner = Inner()
+
+    @InvokeModelStage.input
+    def record(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(context.messages)
+        return context
+
+    agent = create_agent(
+        ScriptedChatModel([text_turn("ok")]), middleware=[LangChainBridge(record), inner]
+    )
+    first, second = HumanMessage(content="one"), HumanMessage(content="two")
+    await agent.ainvoke({"messages": [first, second]})
+    assert seen == [[{"role": "user", "content": [{"text": "one"}, {"text": "two"}]}]]
+    # Left as it was, the merged message goes back as LangChain's two messages.
+    assert inner.requests[0].messages == [first, second]
+
+
+async def test_a_tool_command_keeps_its_update_with_the_handlers_result() -> None:
+    @as_langchain_tool
+    def remember(fact: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        """Remember a fact."""
+        return Command(
+            update={"messages": [ToolMessage(content=f"noted {fact}", tool_call_id=tool_call_id)]}
+        )
+
+    @ExecuteToolStage.output
+    def shout(result: MiddlewareResult[ToolResultEvent]) -> MiddlewareResult[ToolResultEvent]:
+        assert result.value.tool_result["content"] == [{"text": "noted tea"}]
+        tool_result: Any = {**result.value.tool_result, "content": [{"text": "NOTED TEA"}]}
+        return result.replace(value=ToolResultEvent(tool_result))
+
+    outer = Outer()
+    agent = create_agent(
+        ScriptedChatModel(
+            [tool_turn("remember", {"fact": "tea"}, tool_use_id="t1"), text_turn("ok")]
+        ),
+        tools=[remember],
+        middleware=[outer, LangChainBridge(shout)],
+    )
+    result = await agent.ainvoke(prompt("remember tea"))
+    command = outer.responses[1]
+    assert isinstance(command, Command)
+    [message] = command.update["messages"]  # type: ignore[index]
+    assert (message.tool_call_id, message.content) == ("t1", "NOTED TEA")
+    assert [m.content for m in result["messages"] if isinstance(m, ToolMessage)] == ["NOTED TEA"]

@@ -27,6 +27,7 @@ from strands_middleware import (
 from strands_middleware.bridges.strands import HostEvent
 from strands_middleware.catalog import Cache
 from strands_middleware.events import EventLoopStopEvent, TextDeltaEvent
+from strands_middleware.exceptions import UnsupportedStageError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
@@ -56,7 +57,7 @@ if REFUSES_AGENT_STREAM:  # such hosts need Python 3.11 (none is installed on 3.
         def note(context: AgentStreamContext) -> AgentStreamContext:
             return context
 
-        with pytest.raises(TypeError, match=r"AgentStreamStage .*not"):
+        with pytest.raises(UnsupportedStageError, match=r"AgentStreamStage .*not"):
             HOSTS[name]([text_turn("hi")], [], [note])
 
 

@@ -109,7 +109,7 @@ async def test_agents_sharing_one_object_share_its_slots(
     make_agent: AgentFactory, limit: int
 ) -> None:
     slots = ConcurrencyLimit(limit=limit)
-    peak = Peak()
+    peak = Peak(meet=limit)
     agents = [
         make_agent(
             model=ScriptedModel([text_turn(f"answer {n}")]),

@@ -51,7 +51,7 @@ class TestStrandsBridgeConformance(ConformanceSuite):
     known_failures = KNOWN_FAILURES["strands"]
 
 
-if BUILT_IN_HOSTS["langchain"].installed:  # LangChain needs Python 3.11 or newer
+if BUILT_IN_HOSTS["langchain"].installed:  # the langchain extra
 
     class TestLangChainBridgeConformance(ConformanceSuite):
         harness = load_harness("langchain")

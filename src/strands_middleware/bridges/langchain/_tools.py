@@ -25,10 +25,14 @@ _FAILURES_KEPT = 1024
 
 
 def exception_of(message: ToolMessage) -> Exception | None:
-    """The exception behind an error result a tool of this library answered with, if any."""
+    """The exception behind an error result a tool of this library answered with, if any.
+
+    Read once: the entry is let go when it is read.
+    """
     entry = _FAILURES.get(id(message))
     if entry is None or entry[0] is not message:
         return None
+    del _FAILURES[id(message)]
     return entry[1]
 
 

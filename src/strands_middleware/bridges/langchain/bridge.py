@@ -26,12 +26,12 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
@@ -47,7 +47,7 @@ from ...engine.stage import (
     MiddlewareWrapPhase,
 )
 from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, TypedEvent
-from ...exceptions import InterruptException
+from ...exceptions import InterruptException, UnsupportedStageError
 from ...host.mixin import MiddlewareHostMixin
 from ...host.tool_call import make_tool_terminal, run_tool_stage
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
@@ -74,7 +74,9 @@ from ._tools import LangChainTool, exception_of, tool_in
 
 __all__ = ["LangChainBridge", "UnsupportedStageError"]
 
-TContext = Any
+TContext = TypeVar("TContext")
+TResult = TypeVar("TResult")
+TEvent = TypeVar("TEvent")
 if TYPE_CHECKING:  # LangChain's request and response became generic in 1.2.x
     _ModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
     _ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
@@ -82,13 +84,12 @@ if TYPE_CHECKING:  # LangChain's request and response became generic in 1.2.x
 STOP_REASON_KEY = "stop_reason"
 """Where a stop reason a handler set travels on LangChain: the AIMessage's response_metadata."""
 
+# Where LangGraph keeps the run's runtime in a node's config (langgraph._internal._constants).
+_RUNTIME_KEY = "__pregel_runtime"
+
 # How many invocations' states the bridge keeps at once (invocations running concurrently on one
 # agent); the oldest is let go first.
 _INVOCATIONS_KEPT = 256
-
-
-class UnsupportedStageError(TypeError):
-    """Middleware was registered on a stage LangChain has no place for (``AgentStreamStage``)."""
 
 
 @dataclass
@@ -184,23 +185,25 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
     @overload
     def add_middleware(
         self,
-        stage_or_phase: MiddlewareInputPhase[TContext, Any, Any],
+        stage_or_phase: MiddlewareInputPhase[TContext, TResult, TEvent],
         handler: MiddlewareInputHandler[TContext],
     ) -> None: ...
 
     @overload
     def add_middleware(
         self,
-        stage_or_phase: MiddlewareOutputPhase[TContext, Any, Any],
-        handler: MiddlewareOutputHandler[Any],
+        stage_or_phase: MiddlewareOutputPhase[TContext, TResult, TEvent],
+        handler: MiddlewareOutputHandler[TResult],
     ) -> None: ...
 
     @overload
     def add_middleware(
         self,
-        stage_or_phase: MiddlewareStage[TContext, Any, Any]
-        | MiddlewareWrapPhase[TContext, Any, Any],
-        handler: MiddlewareHandler[TContext, Any],
+        stage_or_phase: (
+            MiddlewareStage[TContext, TResult, TEvent]
+            | MiddlewareWrapPhase[TContext, TResult, TEvent]
+        ),
+        handler: MiddlewareHandler[TContext, TEvent],
     ) -> None: ...
 
     def add_middleware(self, stage_or_phase: Any, handler: Any) -> None:
@@ -216,13 +219,12 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
 
     # ---- one dict per invocation -----------------------------------------------------------
 
-    def _invocation_state(self) -> dict[str, Any]:
+    def _invocation_state(self, runtime: Any) -> dict[str, Any]:
         """The ``invocation_state`` of the run in progress: one dict per ``ainvoke``.
 
         LangGraph gives every run (a resume included) a run-control object of its own, which
-        each node's runtime carries; the dict is kept by it.
+        each node's ``runtime`` carries; the dict is kept by it.
         """
-        runtime: Any = get_config().get("configurable", {}).get("__pregel_runtime")
         run: object = getattr(runtime, "control", None) or runtime
         key = id(run)
         with self._lock:
@@ -256,7 +258,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             system_prompt=system_prompt,
             tool_specs=tool_specs,
             tool_choice=converse_tool_choice(request.tool_choice),
-            invocation_state=self._invocation_state(),
+            invocation_state=self._invocation_state(request.runtime),
             model=shown_model,
         )
         produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]] = {}
@@ -312,6 +314,22 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         registry = self.middleware_registry
         if not registry.has_handlers(ExecuteToolStage):
             return await handler(request)
+        # LangGraph's ToolRuntime is generic in a state type ToolCallRequest leaves open.
+        runtime: Any = request.runtime  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        config: Any = runtime.config
+        # LangGraph's interrupt() reads the run's config from a context variable, which
+        # LangGraph cannot set for async nodes before Python 3.11: the tool's runtime has it.
+        token = None if var_child_runnable_config.get() else var_child_runnable_config.set(config)
+        try:
+            return await self._tool_call(request, handler, config)
+        finally:
+            if token is not None:
+                var_child_runnable_config.reset(token)
+
+    async def _tool_call(
+        self, request: ToolCallRequest, handler: _ToolHandler, config: Any
+    ) -> ToolMessage | Command[Any]:
+        registry = self.middleware_registry
         call = request.tool_call
         tool = tool_in(request.tool)
         cancel_signal = threading.Event()
@@ -319,7 +337,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             agent=self,
             tool=tool,
             tool_use=tool_use_of(call),
-            invocation_state=self._invocation_state(),
+            invocation_state=self._invocation_state(config["configurable"].get(_RUNTIME_KEY)),
             cancel_signal=cancel_signal,
         )
         pauses = context._pauses  # pyright: ignore[reportPrivateUsage]
