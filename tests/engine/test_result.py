@@ -76,3 +76,24 @@ def test_halts_by_class_clears_only_classes_that_keep_typed_events_answer() -> N
     assert halts_by_class(ToolInterruptEvent) and halts_by_class(Paused)
     assert halts_by_class(Flagged)  # an instance attribute may say yes
     assert halts_by_class(Halt)
+
+
+def test_halts_stage_reads_each_event_of_a_class_it_has_seen_before() -> None:
+    from strands_middleware import halts_stage
+
+    class Plain(dict[str, object]):
+        pass
+
+    class Looked:
+        def __getattr__(self, name: str) -> object:
+            return name == "is_interrupt"
+
+    class Slotted:
+        __slots__ = ()
+
+    assert not halts_stage(Plain())
+    flagged = Plain()
+    flagged.is_interrupt = True  # type: ignore[attr-defined]
+    assert halts_stage(flagged)  # the class was seen before: its instances are still read
+    assert halts_stage(Looked()) and halts_stage(Looked())
+    assert not halts_stage(Slotted()) and not halts_stage({"is_interrupt": True})

@@ -63,22 +63,52 @@ def halts_stage(event: object) -> bool:
     The one test the chain and every catalog item use: a handler that counts, caches or times a
     call must treat a halted call as unfinished (no result, nothing to keep).
     """
-    # Nearly every event is a library event whose class keeps the base "never halts" answer:
-    # recognising that by the class is a fraction of the cost of calling the property.
-    if getattr(type(event), "is_interrupt", None) is _NEVER_HALTS:
-        return False
-    return bool(getattr(event, "is_interrupt", False))
+    never = _NEVER_BY_CLASS.get(type(event))
+    if never is None:
+        never = _NEVER_BY_CLASS[type(event)] = _never_halts(type(event))
+    return False if never else bool(getattr(event, "is_interrupt", False))
+
+
+def _never_halts(cls: type) -> bool:
+    """Whether no event of ``cls`` can answer ``is_interrupt`` with anything but false."""
+    found = getattr(cls, "is_interrupt", _ABSENT)
+    if found is not _ABSENT:
+        # TypedEvent's property is a data descriptor: no instance attribute can shadow it.
+        return found is _NEVER_HALTS
+    # No class attribute: only an instance attribute can answer, or the class's own lookup code
+    # (builtin bases such as object and dict use the generic lookup).
+    for base in cls.__mro__:
+        if base.__module__ != "builtins" and (
+            "__getattr__" in vars(base) or "__getattribute__" in vars(base)
+        ):
+            return False
+    return not cls.__dictoffset__  # instances with no dict hold no attribute of their own
+
+
+_ABSENT = object()
+
+_NEVER_BY_CLASS: dict[type, bool] = {}
+"""Per event class, whether its events never halt a stage, worked out on the first one seen.
+
+This is the hot path of every Output phase and of the catalog's per-event checks. Library
+events keep `TypedEvent`'s ``is_interrupt`` (always false), and reading that from the class
+saves calling the property; for other classes one lookup on the event remains. One entry per
+event class ever seen; classes are few.
+"""
 
 
 def halts_by_class(event_class: type) -> bool:
     """Whether an event of ``event_class`` may halt a stage: False only when none ever can.
 
-    Only a class that keeps `TypedEvent`'s ``is_interrupt`` (which always answers false) is
-    known never to halt; any other class may, through a property or an instance attribute. A
-    handler that sees many events may remember the classes answered False here and skip
-    `halts_stage` on their events.
+    False for a class that keeps `TypedEvent`'s ``is_interrupt`` (which always answers false),
+    or has no ``is_interrupt`` and instances with nowhere to hold one; any other class may halt,
+    through a property or an instance attribute. A handler that sees many events may remember
+    the classes answered False here and skip `halts_stage` on their events.
     """
-    return getattr(event_class, "is_interrupt", None) is not _NEVER_HALTS
+    never = _NEVER_BY_CLASS.get(event_class)
+    if never is None:
+        never = _NEVER_BY_CLASS[event_class] = _never_halts(event_class)
+    return not never
 
 
 _NEVER_HALTS: object = vars(TypedEvent)["is_interrupt"]
