@@ -93,7 +93,7 @@ if importlib.util.find_spec("langchain") is not None:  # the langchain extra
     def test_langchain_quickstart_runs_the_same_middleware_inside_a_langchain_agent() -> None:
         lines = run_example("langchain_quickstart.py").splitlines()
         assert lines[0] == "[invokeModel.Input]   model call with 1 message(s); asking for brevity"
-        assert lines[1].startswith("[invokeModel.Wrap]    model call streamed 2 events in ")
+        assert lines[1].startswith("[invokeModel.Wrap]    model call streamed 11 events in ")
         assert lines[2] == "[executeTool.Output]  tool t1 returned success: 42"
         assert lines[-2] == "[agent result]        interrupts=0 answer=2 + 40 is 42."
         assert lines[-1] == "[model request]       system prompt: 'Answer in one short sentence.'"

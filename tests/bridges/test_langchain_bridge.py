@@ -22,7 +22,8 @@ from typing import Annotated, Any
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId
 from langchain_core.tools import tool as as_langchain_tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -37,7 +38,6 @@ from strands_middleware import (
     InvokeModelStage,
     MiddlewareNext,
     MiddlewareResult,
-    ModelStopReason,
     ToolResultEvent,
     TypedEvent,
 )
@@ -47,9 +47,10 @@ from strands_middleware.bridges.langchain import (
     interrupts_of,
     resume_command,
 )
+from strands_middleware.bridges.langchain._streaming import RelayChatModel
 from strands_middleware.bridges.langchain.testing import ScriptedChatModel
 from strands_middleware.catalog import CallLimit, ToolApproval
-from strands_middleware.events import ModelMessageEvent
+from strands_middleware.events import TextDeltaEvent
 from strands_middleware.exceptions import InterruptResumeError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
@@ -131,7 +132,15 @@ async def test_what_handlers_leave_unchanged_goes_back_as_langchains_own_objects
     await agent.ainvoke(prompt("go"))
     assert len(outer.requests) == len(inner.requests) == 3  # model, tool, model
     for sent, received in zip(outer.requests, inner.requests, strict=True):
-        assert received is sent
+        if isinstance(sent, ModelRequest):
+            # The model call streams through the chain: LangChain calls the relay around its
+            # model; every other field is LangChain's own object.
+            assert isinstance(received.model, RelayChatModel)
+            assert received.model.inner is sent.model
+            assert received.override(model=sent.model) == sent
+            assert received.messages is sent.messages and received.tools is sent.tools
+        else:
+            assert received is sent
     for answered, returned in zip(inner.responses, outer.responses, strict=True):
         assert returned is answered
 
@@ -157,21 +166,85 @@ async def test_a_changed_request_reaches_langchain_with_every_field_set() -> Non
     assert backup.requests[0].system_prompt == "Injected"
 
 
-async def test_model_wrap_handlers_see_the_finished_message_then_the_result() -> None:
-    """LangChain calls the model once, with ainvoke: there are no deltas to show."""
-    seen: list[type] = []
+def shouting(seen: list[str]) -> Any:
+    """A model Wrap handler noting each text delta and letting it through in capitals."""
+
+    @InvokeModelStage.wrap
+    async def shout(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            if isinstance(event, TextDeltaEvent):
+                seen.append(event.text)
+                yield TextDeltaEvent(event.text.upper())
+            else:
+                yield event
+
+    return shout
+
+
+async def streamed_run(agent: Any) -> tuple[list[str], Any]:
+    """The text LangChain streams in messages mode, and the last AIMessage of the run."""
+    texts: list[str] = []
+    values: Any = None
+    async for mode, data in agent.astream(prompt("hi"), stream_mode=["messages", "values"]):
+        if mode == "messages":
+            chunk, _metadata = data
+            if isinstance(chunk, AIMessageChunk) and chunk.content:
+                texts.append(str(chunk.content))
+        else:
+            values = data
+    return texts, values["messages"][-1]
+
+
+async def test_a_model_wrap_handler_sees_and_rewrites_each_text_delta() -> None:
+    seen: list[str] = []
+    agent = create_agent(
+        ScriptedChatModel([text_turn("quiet words all round")]),
+        middleware=[LangChainBridge(shouting(seen))],
+    )
+    texts, last = await streamed_run(agent)
+    assert len(seen) > 1 and "".join(seen) == "quiet words all round"
+    assert texts == [text.upper() for text in seen]
+    assert last.content == "QUIET WORDS ALL ROUND"  # the aggregate of what the handler let out
+
+
+async def test_a_langchain_chat_models_own_chunks_reach_handlers_and_only_theirs_are_streamed() -> (
+    None
+):
+    seen: list[str] = []
+    model = GenericFakeChatModel(messages=iter([AIMessage(content="one two three")]))
+    agent = create_agent(model, middleware=[LangChainBridge(shouting(seen))])
+    texts, last = await streamed_run(agent)
+    assert seen == ["one", " ", "two", " ", "three"]
+    assert texts == ["ONE", " ", "TWO", " ", "THREE"]  # the model's own chunks are not shown
+    assert last.content == "ONE TWO THREE"
+
+
+async def test_model_wrap_handlers_see_the_reference_event_classes_for_a_tool_call() -> None:
+    kinds: list[str] = []
 
     @InvokeModelStage.wrap
     async def record(
         context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
         async for event in next_fn(context):
-            seen.append(type(event))
+            kinds.append(type(event).__name__)
             yield event
 
-    agent = create_agent(ScriptedChatModel([text_turn("hi")]), middleware=[LangChainBridge(record)])
-    await agent.ainvoke(prompt("hello"))
-    assert seen == [ModelMessageEvent, ModelStopReason]
+    model = ScriptedChatModel(
+        [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("done")]
+    )
+    agent = create_agent(model, tools=[delete_file], middleware=[LangChainBridge(record)])
+    ran.clear()
+    result = await agent.ainvoke(prompt("go"))
+    assert ran == ["/a"]
+    assert result["messages"][1].tool_calls == [
+        {"name": "delete_file", "args": {"path": "/a"}, "id": "t1", "type": "tool_call"}
+    ]
+    assert "ToolUseDeltaEvent" in kinds and "TextDeltaEvent" in kinds
+    assert kinds[-2:] == ["ModelMessageEvent", "ModelStopReason"]
+    assert kinds.count("ModelStopReason") == 2
 
 
 def test_agent_stream_middleware_is_refused_at_registration_and_nothing_is_registered() -> None:

@@ -102,7 +102,10 @@ class LibraryChatModel(BaseChatModel):
     ) -> ChatResult:
         return asyncio.run(self._answer(messages, kwargs))
 
-    async def _answer(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
+    def stream_converse(
+        self, messages: list[BaseMessage], kwargs: dict[str, Any]
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """The library model's Converse stream for LangChain's ``messages`` and bound tools."""
         system: SystemPrompt = None
         if messages and isinstance(messages[0], SystemMessage):
             system = system_prompt_in(messages[0])
@@ -110,15 +113,18 @@ class LibraryChatModel(BaseChatModel):
         converse, _ = converse_messages(messages)
         tools: list[Any] = kwargs.get("tools") or []
         system_prompt, system_prompt_content = split_system_prompt(system)
-        stream = self.library_model.stream(
+        stream: AsyncGenerator[StreamEvent, None] = self.library_model.stream(
             converse,
             converse_tool_specs(tools) or None,
             system_prompt,
             tool_choice=converse_tool_choice(kwargs.get("tool_choice")),
             system_prompt_content=system_prompt_content,
         )
+        return stream
+
+    async def _answer(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
         stop: ModelStopReason | None = None
-        async for event in process_model_stream(stream):
+        async for event in process_model_stream(self.stream_converse(messages, kwargs)):
             if isinstance(event, ModelStopReason):
                 stop = event
         if stop is None:  # pragma: no cover - process_model_stream always ends with one

@@ -13,14 +13,20 @@ handler's ``context.interrupt()`` asks through LangGraph's ``interrupt()`` with 
 deterministic id in its payload (see `_interrupts`), so a checkpointer keeps the paused run and
 ``Command(resume=...)`` (`resume_command`) resumes it, in this process or another.
 
+The model call streams through the chain (`_streaming`): LangChain calls a `RelayChatModel`
+around the model it would call; the relay streams that model, Wrap handlers see each chunk as
+this library's events, and the deltas they let through are what LangChain streams and
+aggregates into its reply. LangChain middleware registered inside the bridge sees the relay as
+the request's model.
+
 What LangChain cannot carry is refused or stated: ``AgentStreamStage`` handlers are refused at
-registration (LangChain has no hook around a whole agent pass); the model call is a single
-``ainvoke``, so Wrap handlers see the finished message, not its deltas; the agent runs through
+registration (LangChain has no hook around a whole agent pass); the agent runs through
 ``ainvoke``/``astream`` only (LangChain refuses a synchronous ``invoke`` itself).
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import OrderedDict
@@ -49,6 +55,7 @@ from ...engine.stage import (
 from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, TypedEvent
 from ...exceptions import InterruptException, UnsupportedStageError
 from ...host.mixin import MiddlewareHostMixin
+from ...host.model_stream import process_model_stream
 from ...host.tool_call import make_tool_terminal, run_tool_stage
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...stages.agent_stream import AgentStreamStage
@@ -70,6 +77,7 @@ from ._converse import (
 )
 from ._interrupts import interrupt_payload
 from ._models import model_in, model_out
+from ._streaming import Relay, RelayChatModel
 from ._tools import LangChainTool, exception_of, tool_in
 
 __all__ = ["LangChainBridge", "UnsupportedStageError"]
@@ -262,6 +270,8 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             model=shown_model,
         )
         produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]] = {}
+        calls: list[tuple[list[ModelStopReason], asyncio.Future[ModelResponse[Any]]]] = []
+        relays: list[Relay] = []
 
         async def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
             changes: dict[str, Any] = {}
@@ -279,25 +289,30 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             choice = host_tool_choice(ours.tool_choice, tool_choice, request.tool_choice)
             if choice is not request.tool_choice:
                 changes["tool_choice"] = choice
-            model = model_out(ours.model, shown_model, request.model)
-            if model is not request.model:
-                changes["model"] = model
+            relay = Relay()
+            relays.append(relay)
+            changes["model"] = RelayChatModel(
+                inner=model_out(ours.model, shown_model, request.model), relay=relay
+            )
             started = time.perf_counter()
-            response = await handler(request.override(**changes) if changes else request)
-            latency = int((time.perf_counter() - started) * 1000)
-            stop = _stop_of(response, latency)
-            produced[id(stop)] = (stop, response)
-            yield ModelMessageEvent(stop.message)
-            yield stop
-
-        result: ModelStopReason | None = None
-        stream = registry.invoke(InvokeModelStage, context, terminal)
-        try:
-            async for event in stream:
+            call = asyncio.ensure_future(handler(request.override(**changes)))
+            call.add_done_callback(lambda _: relay.close())
+            stops: list[ModelStopReason] = []
+            calls.append((stops, call))
+            if not await relay.begin():  # LangChain answered without calling the model
+                response = await call
+                stop = _stop_of(response, int((time.perf_counter() - started) * 1000))
+                produced[id(stop)] = (stop, response)
+                yield ModelMessageEvent(stop.message)
+                yield stop
+                return
+            async for event in process_model_stream(relay.source()):
                 if isinstance(event, ModelStopReason):
-                    result = event
-        finally:
-            await stream.aclose()
+                    stops.append(event)
+                yield event
+
+        stream = registry.invoke(InvokeModelStage, context, terminal)
+        result = await _model_result(stream, relays, calls, produced)
         if result is None:
             raise RuntimeError(
                 "InvokeModelStage middleware produced no ModelStopReason: a Wrap handler must "
@@ -388,6 +403,44 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         if result is None:  # pragma: no cover - run_tool_stage always ends with a result
             raise RuntimeError("ExecuteToolStage ended without a result")
         return _tool_answer_of(result, produced, call["name"])
+
+
+async def _model_result(
+    stream: AsyncGenerator[TypedEvent, None],
+    relays: list[Relay],
+    calls: list[tuple[list[ModelStopReason], asyncio.Future[ModelResponse[Any]]]],
+    produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]],
+) -> ModelStopReason | None:
+    """Run the model chain to its result, letting its deltas out to the relay streaming them.
+
+    Every LangChain call the terminal started is awaited (cancelled if the chain failed); the
+    reply of each is noted in ``produced`` against the result its stream gave.
+    """
+    result: ModelStopReason | None = None
+    settled = False
+    try:
+        async for event in stream:
+            if isinstance(event, ModelStopReason):
+                result = event
+            if relays:
+                relays[-1].let_out(event)
+        settled = True
+    finally:
+        await stream.aclose()
+        for relay in relays:
+            relay.settle()
+        if not settled:
+            for _, call in calls:
+                call.cancel()
+        await asyncio.gather(*(call for _, call in calls), return_exceptions=True)
+    for stops, call in calls:
+        failure = None if call.cancelled() else call.exception()
+        if failure is None:
+            for stop in stops:
+                produced[id(stop)] = (stop, call.result())
+        elif any(stop is result for stop in stops):
+            raise failure  # LangChain failed on the reply the chain returned
+    return result
 
 
 async def _tool_events(

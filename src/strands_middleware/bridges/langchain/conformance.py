@@ -4,10 +4,10 @@ This module imports ``langchain``: only ``load_harness("langchain")`` imports it
 the kit runs without LangChain installed.
 
 What the harness declares: hooks (LangChain's own middleware around the model and tool calls,
-registered outside the bridge) and resuming in another process (the run's checkpoints, saved as
-JSON, restored into a fresh checkpointer). Not declared: the agent-stream stage (LangChain has no
-hook around a whole agent pass, so the bridge refuses it at registration) and event-level
-streaming (LangChain's model call is one ``ainvoke``: Wrap handlers see the finished message).
+registered outside the bridge), event-level streaming (the bridge streams the model through the
+chain: Wrap handlers see each delta) and resuming in another process (the run's checkpoints,
+saved as JSON, restored into a fresh checkpointer). Not declared: the agent-stream stage
+(LangChain has no hook around a whole agent pass, so the bridge refuses it at registration).
 """
 
 from __future__ import annotations
@@ -138,7 +138,9 @@ class LangChainHarness:
     """``create_agent`` with `ScriptedChatModel`, LangChain's ``@tool`` tools and the bridge."""
 
     name = "langchain"
-    capabilities = frozenset({Capability.HOOKS, Capability.RESUME_IN_ANOTHER_PROCESS})
+    capabilities = frozenset(
+        {Capability.EVENT_STREAMING, Capability.HOOKS, Capability.RESUME_IN_ANOTHER_PROCESS}
+    )
 
     def model(self, script: ScriptedModel) -> object:
         return ScriptedChatModel(script)

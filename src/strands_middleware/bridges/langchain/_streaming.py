@@ -1,0 +1,394 @@
+"""The model call's deltas on LangChain: `RelayChatModel` and the `Relay` between it and the chain.
+
+LangChain calls the model inside ``awrap_model_call``'s handler; this library's chain runs around
+that handler. For Wrap handlers to see each delta, and for LangChain to stream what they let
+through, the bridge hands LangChain a `RelayChatModel` in place of the model it would call. The
+relay streams the real model, passes each Converse chunk to the chain's terminal (through the
+`Relay`), waits until the chain asks for the next one, and streams on, as LangChain chunks, the
+deltas the chain let out meanwhile. LangChain's reply is the aggregate of those chunks, ending
+with one that carries the call's usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from typing import Any, cast
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.base import LanguageModelInput
+from langchain_core.language_models.chat_models import generate_from_stream
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    message_chunk_to_message,
+)
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.constants import TAG_NOSTREAM
+from pydantic import ConfigDict
+
+from ...content import StopReason, StreamEvent
+from ...events import ModelStopReason, TextDeltaEvent, ToolUseDeltaEvent, TypedEvent
+from ._models import LibraryChatModel
+
+__all__ = ["Relay", "RelayChatModel"]
+
+_END: Any = object()
+
+_Delta = str | tuple[int, str | None, str | None, str]
+
+# Chunks the relay may send ahead of the chain when LangChain streams nothing: the chain still
+# sees each one, and a handler that stops early leaves at most this many unread.
+_AHEAD = 256
+
+
+class Relay:
+    """One model call's hand-off between the chat model LangChain calls and the chain's terminal.
+
+    Attributes:
+        chunks: The Converse chunks on their way to the terminal (``_END`` closes them).
+        out: The deltas the chain let out, not streamed yet: a text, or a tool call's index,
+            id and name (on its first) and input fragment.
+        settled: The chain has its result (or failed): nothing more will come out of it.
+        used: The relay has been streamed once (a second call of the model passes through).
+    """
+
+    __slots__ = ("_first", "_tools", "chunks", "out", "settled", "stop", "used", "wake")
+
+    def __init__(self) -> None:
+        self.chunks: asyncio.Queue[Any] = asyncio.Queue()
+        self.out: list[_Delta] = []
+        self.wake = asyncio.Event()
+        self.settled = False
+        self.used = False
+        self.stop: ModelStopReason | None = None
+        self._tools: dict[str, int] = {}
+        self._first: Any = _END
+
+    async def begin(self) -> bool:
+        """Wait for the model call's first chunk; False when it ended without one."""
+        self.wake.set()
+        first = await self.chunks.get()
+        if isinstance(first, BaseException):
+            raise first
+        self._first = first
+        return first is not _END
+
+    async def source(self) -> AsyncGenerator[StreamEvent, None]:
+        """The chunks for the terminal (after `begin`): each sent once the chain asks for it."""
+        yield self._first
+        while True:
+            self.wake.set()
+            chunk = await self.chunks.get()
+            if chunk is _END:
+                return
+            if isinstance(chunk, BaseException):
+                raise chunk
+            yield chunk
+
+    def let_out(self, event: TypedEvent) -> None:
+        """Note a delta the chain let out: its text, or its tool call's index, id, name, input."""
+        if isinstance(event, TextDeltaEvent):
+            self.out.append(event.text)
+        elif isinstance(event, ToolUseDeltaEvent):
+            index = self._tools.get(event.tool_use_id)
+            if index is None:
+                index = self._tools[event.tool_use_id] = len(self._tools)
+                self.out.append((index, event.tool_use_id, event.name, event.input_fragment))
+            else:
+                self.out.append((index, None, None, event.input_fragment))
+        elif isinstance(event, ModelStopReason):
+            self.stop = event
+            self.settle()
+
+    def settle(self) -> None:
+        """Nothing more will come out of the chain: the relay may finish."""
+        self.settled = True
+        self.wake.set()
+
+    def close(self) -> None:
+        """The model call ended (or never came): the terminal stops waiting for chunks."""
+        self.chunks.put_nowait(_END)
+
+
+class RelayChatModel(BaseChatModel):
+    """The chat model LangChain calls on a bridged model call: the real one, through the chain.
+
+    Attributes:
+        inner: The chat model that answers.
+        relay: The hand-off to the chain's terminal.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: BaseChatModel
+    relay: Any
+
+    @property
+    def _llm_type(self) -> str:
+        return "strands-middleware-relay"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: Any = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """The relay, with the tools passed on to the real model's own ``bind_tools``."""
+        return self.bind(bound_tools=list(tools), bound_tool_choice=tool_choice, **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:  # pragma: no cover - LangChain's agents call models asynchronously
+        raise NotImplementedError("the bridge's model call runs asynchronously only")
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        relay: Relay = self.relay
+        if relay.used:  # the model called again inside one call of the chain: no chain for it
+            own = [chunk async for chunk in _host_stream(self.inner, messages, kwargs)]
+            return generate_from_stream(ChatGenerationChunk(message=each) for each in own)
+        metadata: dict[str, Any] = {}
+        deltas = [delta async for delta in _relayed(self, messages, kwargs, metadata, _AHEAD)]
+        texts = [delta for delta in deltas if isinstance(delta, str)]
+        calls: dict[int, dict[str, Any]] = {}
+        for delta in deltas:
+            if not isinstance(delta, str):
+                index, tool_use_id, name, fragment = delta
+                call = calls.setdefault(
+                    index, {"name": name, "args": "", "id": tool_use_id, "index": index}
+                )
+                call["args"] += fragment
+        whole = _last_chunk(relay.stop, metadata, "".join(texts), list(calls.values()))
+        return ChatResult(generations=[ChatGeneration(message=message_chunk_to_message(whole))])
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        relay: Relay = self.relay
+        if relay.used:  # the model called again inside one call of the chain: no chain for it
+            async for own in _host_stream(self.inner, messages, kwargs):
+                yield ChatGenerationChunk(message=own)
+            return
+        metadata: dict[str, Any] = {}
+        async for delta in _relayed(self, messages, kwargs, metadata, 1):
+            if isinstance(delta, str):
+                yield ChatGenerationChunk(message=AIMessageChunk(content=delta))
+            else:
+                index, tool_use_id, name, fragment = delta
+                call: Any = {"name": name, "args": fragment, "id": tool_use_id, "index": index}
+                yield ChatGenerationChunk(
+                    message=AIMessageChunk(content="", tool_call_chunks=[call])
+                )
+        yield ChatGenerationChunk(message=_last_chunk(relay.stop, metadata, "", []))
+
+
+async def _relayed(
+    model: RelayChatModel,
+    messages: list[BaseMessage],
+    kwargs: dict[str, Any],
+    metadata: dict[str, Any],
+    ahead: int,
+) -> AsyncGenerator[_Delta, None]:
+    """Stream the real model through the chain; yield the deltas the chain let out.
+
+    Up to ``ahead`` chunks go to the chain before the relay waits for it to ask for more.
+    """
+    relay: Relay = model.relay
+    relay.used = True
+    source = _converse_stream(model.inner, messages, kwargs, metadata)
+    try:
+        async for chunk in source:
+            relay.chunks.put_nowait(chunk)
+            if relay.chunks.qsize() >= ahead:
+                relay.wake.clear()
+                await relay.wake.wait()
+                for out in _drain(relay):
+                    yield out
+                if relay.settled:
+                    break
+    except Exception as failure:
+        relay.chunks.put_nowait(failure)
+        raise
+    finally:
+        await source.aclose()
+    relay.close()
+    while not relay.settled:
+        relay.wake.clear()
+        await relay.wake.wait()
+    for out in _drain(relay):
+        yield out
+
+
+def _drain(relay: Relay) -> list[_Delta]:
+    out, relay.out = relay.out, []
+    return out
+
+
+def _last_chunk(
+    stop: ModelStopReason | None, metadata: dict[str, Any], text: str, calls: list[Any]
+) -> AIMessageChunk:
+    """The call's closing chunk (with usage and stop reason), or the whole reply in one."""
+    if stop is None:
+        return AIMessageChunk(
+            content=text, tool_call_chunks=calls, response_metadata=metadata, chunk_position="last"
+        )
+    usage = stop.usage
+    if stop.stop_reason not in ("end_turn", "tool_use"):
+        metadata = {**metadata, "stop_reason": stop.stop_reason}
+    counted: Any = {
+        "input_tokens": int(usage.get("inputTokens", 0)),
+        "output_tokens": int(usage.get("outputTokens", 0)),
+        "total_tokens": int(usage.get("totalTokens", 0)),
+    }
+    return AIMessageChunk(
+        content=text,
+        tool_call_chunks=calls,
+        usage_metadata=counted,
+        response_metadata=metadata,
+        chunk_position="last",
+    )
+
+
+def _bound(model: BaseChatModel, kwargs: dict[str, Any]) -> Runnable[LanguageModelInput, Any]:
+    rest = {k: v for k, v in kwargs.items() if k not in ("bound_tools", "bound_tool_choice")}
+    tools = kwargs.get("bound_tools")
+    if tools:
+        return model.bind_tools(tools, tool_choice=kwargs.get("bound_tool_choice"), **rest)
+    return model.bind(**rest) if rest else model
+
+
+async def _host_stream(
+    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
+) -> AsyncGenerator[AIMessageChunk, None]:
+    """The real model's own chunks, kept out of LangGraph's message stream (the relay's go)."""
+    async for chunk in _bound(model, kwargs).astream(messages, {"tags": [TAG_NOSTREAM]}):
+        if isinstance(chunk, AIMessageChunk):
+            yield chunk
+        elif isinstance(chunk, AIMessage):  # pragma: no cover - chat models stream chunks
+            yield AIMessageChunk(**chunk.model_dump(exclude={"type"}))
+
+
+async def _converse_stream(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    kwargs: dict[str, Any],
+    metadata: dict[str, Any],
+) -> AsyncGenerator[StreamEvent, None]:
+    """The real model's reply as Converse chunks (a model of this library's own, unchanged)."""
+    if isinstance(model, LibraryChatModel):
+        bound: list[Any] = kwargs.get("bound_tools") or []
+        sent: dict[str, Any] = {}
+        if bound:
+            sent["tools"] = [_openai_tool(each) for each in bound]
+            sent["tool_choice"] = kwargs.get("bound_tool_choice")
+        stream = model.stream_converse(messages, sent)
+        try:
+            async for converse in stream:
+                yield converse
+        finally:
+            await stream.aclose()
+        return
+    yield {"messageStart": {"role": "assistant"}}
+    usage: dict[str, int] = {}
+    open_kind: str | None = None
+    index = -1
+    tool_index: Any = None
+    any_tool = False
+    async for chunk in _host_stream(model, messages, kwargs):
+        metadata.update(chunk.response_metadata)
+        counted: Any = chunk.usage_metadata or {}
+        if counted:
+            for key, value in counted.items():
+                if isinstance(value, int):
+                    usage[key] = usage.get(key, 0) + value
+        for text in _texts(chunk.content):
+            if open_kind != "text":
+                if open_kind is not None:
+                    yield {"contentBlockStop": {"contentBlockIndex": index}}
+                index += 1
+                open_kind = "text"
+            yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": text}}}
+        calls: list[Any] = list(chunk.tool_call_chunks)
+        for call in calls:
+            if open_kind != "toolUse" or call.get("index") != tool_index:
+                if open_kind is not None:
+                    yield {"contentBlockStop": {"contentBlockIndex": index}}
+                index += 1
+                open_kind = "toolUse"
+                tool_index = call.get("index")
+                any_tool = True
+                yield {
+                    "contentBlockStart": {
+                        "contentBlockIndex": index,
+                        "start": {
+                            "toolUse": {
+                                "toolUseId": call.get("id") or "",
+                                "name": call.get("name") or "",
+                            }
+                        },
+                    }
+                }
+            args = call.get("args")
+            if args:
+                yield {
+                    "contentBlockDelta": {
+                        "contentBlockIndex": index,
+                        "delta": {"toolUse": {"input": args}},
+                    }
+                }
+    if open_kind is not None:
+        yield {"contentBlockStop": {"contentBlockIndex": index}}
+    finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
+    reason: StopReason = "max_tokens" if finish in ("length", "max_tokens") else "end_turn"
+    if any_tool:
+        reason = "tool_use"
+    yield {"messageStop": {"stopReason": reason}}
+    yield {
+        "metadata": {
+            "usage": {
+                "inputTokens": usage.get("input_tokens", 0),
+                "outputTokens": usage.get("output_tokens", 0),
+                "totalTokens": usage.get("total_tokens", 0),
+            },
+            "metrics": {"latencyMs": 0},
+        }
+    }
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content] if content else []
+    texts: list[str] = []
+    blocks: list[Any] = list(content)
+    for block in blocks:
+        if isinstance(block, str):
+            texts.append(block)
+        elif isinstance(block, dict):
+            fields = cast("dict[str, Any]", block)
+            if fields.get("type") == "text" and fields.get("text"):
+                texts.append(str(fields["text"]))
+    return texts
+
+
+def _openai_tool(tool: Any) -> Any:
+    return convert_to_openai_tool(tool)
