@@ -43,11 +43,11 @@ from strands_middleware import (
 )
 from strands_middleware.bridges.langchain import (
     LangChainBridge,
+    RelayChatModel,
     UnsupportedStageError,
     interrupts_of,
     resume_command,
 )
-from strands_middleware.bridges.langchain._streaming import RelayChatModel
 from strands_middleware.bridges.langchain.testing import ScriptedChatModel
 from strands_middleware.catalog import CallLimit, ToolApproval
 from strands_middleware.events import TextDeltaEvent

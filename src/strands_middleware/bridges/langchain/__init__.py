@@ -29,6 +29,7 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
 
 from ._interrupts import interrupts_of, resume_command
 from ._models import LibraryChatModel
+from ._streaming import RelayChatModel
 from ._tools import LangChainTool, LibraryTool
 from .bridge import LangChainBridge, UnsupportedStageError
 
@@ -37,6 +38,7 @@ __all__ = [
     "LangChainTool",
     "LibraryChatModel",
     "LibraryTool",
+    "RelayChatModel",
     "UnsupportedStageError",
     "interrupts_of",
     "resume_command",
