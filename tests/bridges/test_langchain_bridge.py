@@ -49,7 +49,7 @@ from strands_middleware.bridges.langchain import (
     resume_command,
 )
 from strands_middleware.bridges.langchain.testing import ScriptedChatModel
-from strands_middleware.catalog import CallLimit, ToolApproval
+from strands_middleware.catalog import CallLimit, Retry, ToolApproval
 from strands_middleware.events import TextDeltaEvent
 from strands_middleware.exceptions import InterruptResumeError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
@@ -245,6 +245,39 @@ async def test_model_wrap_handlers_see_the_reference_event_classes_for_a_tool_ca
     assert "ToolUseDeltaEvent" in kinds and "TextDeltaEvent" in kinds
     assert kinds[-2:] == ["ModelMessageEvent", "ModelStopReason"]
     assert kinds.count("ModelStopReason") == 2
+
+
+async def test_langchain_middleware_answering_inside_the_bridge_is_the_model_calls_result() -> None:
+    kinds: list[str] = []
+
+    class Answer(AgentMiddleware[Any, Any, Any]):
+        async def awrap_model_call(
+            self,
+            request: ModelRequest[Any],
+            handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+        ) -> ModelResponse[Any]:
+            return ModelResponse(result=[AIMessage(content="from LangChain")])
+
+    @InvokeModelStage.wrap
+    async def record(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            kinds.append(type(event).__name__)
+            yield event
+
+    agent = create_agent(ScriptedChatModel([]), middleware=[LangChainBridge(record), Answer()])
+    result = await agent.ainvoke(prompt("go"))
+    assert result["messages"][-1].content == "from LangChain"
+    assert kinds == ["ModelMessageEvent", "ModelStopReason"]
+
+
+async def test_a_streamed_call_retried_after_a_failure_streams_the_retry() -> None:
+    model = ScriptedChatModel([RuntimeError("overloaded"), text_turn("second try")])
+    agent = create_agent(model, middleware=[LangChainBridge(Retry(attempts=2, backoff=0.0))])
+    texts, last = await streamed_run(agent)
+    assert "".join(texts) == "second try"
+    assert last.content == "second try"
 
 
 def test_agent_stream_middleware_is_refused_at_registration_and_nothing_is_registered() -> None:
