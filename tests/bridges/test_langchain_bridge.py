@@ -23,7 +23,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId
 from langchain_core.tools import tool as as_langchain_tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -183,6 +183,11 @@ def shouting(seen: list[str]) -> Any:
     return shout
 
 
+# Before Python 3.11 LangGraph cannot give an async node's model call the run's callbacks, so
+# LangChain streams no tokens there, bridged or not: the messages stream shows the finished reply.
+TOKENS_STREAM = sys.version_info >= (3, 11)
+
+
 async def streamed_run(agent: Any) -> tuple[list[str], Any]:
     """The text LangChain streams in messages mode, and the last AIMessage of the run."""
     texts: list[str] = []
@@ -190,7 +195,7 @@ async def streamed_run(agent: Any) -> tuple[list[str], Any]:
     async for mode, data in agent.astream(prompt("hi"), stream_mode=["messages", "values"]):
         if mode == "messages":
             chunk, _metadata = data
-            if isinstance(chunk, AIMessageChunk) and chunk.content:
+            if isinstance(chunk, AIMessage) and chunk.content:  # AIMessageChunk is one too
                 texts.append(str(chunk.content))
         else:
             values = data
@@ -205,7 +210,8 @@ async def test_a_model_wrap_handler_sees_and_rewrites_each_text_delta() -> None:
     )
     texts, last = await streamed_run(agent)
     assert len(seen) > 1 and "".join(seen) == "quiet words all round"
-    assert texts == [text.upper() for text in seen]
+    shouted = [text.upper() for text in seen]
+    assert texts == (shouted if TOKENS_STREAM else ["QUIET WORDS ALL ROUND"])
     assert last.content == "QUIET WORDS ALL ROUND"  # the aggregate of what the handler let out
 
 
@@ -217,7 +223,8 @@ async def test_a_langchain_chat_models_own_chunks_reach_handlers_and_only_theirs
     agent = create_agent(model, middleware=[LangChainBridge(shouting(seen))])
     texts, last = await streamed_run(agent)
     assert seen == ["one", " ", "two", " ", "three"]
-    assert texts == ["ONE", " ", "TWO", " ", "THREE"]  # the model's own chunks are not shown
+    # The model's own chunks are not shown: only the ones the handler let through.
+    assert texts == (["ONE", " ", "TWO", " ", "THREE"] if TOKENS_STREAM else ["ONE TWO THREE"])
     assert last.content == "ONE TWO THREE"
 
 
