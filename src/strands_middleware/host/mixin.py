@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, overload
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, TypeVar, cast, overload
 
 from typing_extensions import Self
 
 from ..engine.handlers import MiddlewareHandler, MiddlewareInputHandler, MiddlewareOutputHandler
 from ..engine.registry import MiddlewareRegistry, MiddlewareSource
 from ..engine.stage import (
+    Middleware,
     MiddlewareInputPhase,
     MiddlewareOutputPhase,
     MiddlewareStage,
     MiddlewareWrapPhase,
 )
+from ..exceptions import UnsupportedStageError
 
 __all__ = ["MiddlewareHostMixin"]
 
@@ -32,6 +35,14 @@ class MiddlewareHostMixin:
 
     _middleware_registry: MiddlewareRegistry | None = None
 
+    refused_stages: ClassVar[Mapping[MiddlewareStage[Any, Any, Any], str]] = {}
+    """Stages this host has no place to run, each with the message that refuses a handler there.
+
+    A registration with a handler on one of them raises `UnsupportedStageError` and registers
+    nothing: a handler that would never run is refused rather than kept. ``{names}`` in the
+    message is replaced by the refused handlers' names.
+    """
+
     @property
     def middleware_registry(self) -> MiddlewareRegistry:
         """This agent's registry."""
@@ -41,7 +52,22 @@ class MiddlewareHostMixin:
         return registry
 
     def use(self, *middleware: MiddlewareSource) -> Self:
-        """Register `Middleware` objects (or iterables of them); returns the agent for chaining."""
+        """Register `Middleware` objects (or iterables of them); returns the agent for chaining.
+
+        Raises:
+            UnsupportedStageError: one of them has a handler on a stage in `refused_stages`;
+                nothing is registered.
+        """
+        if self.refused_stages:
+            # An iterable argument is read once, here: the check and the registration see the
+            # same handlers.
+            middleware = tuple(
+                source if isinstance(source, Middleware) else _listed(source)
+                for source in middleware
+            )
+            probe = MiddlewareRegistry()
+            probe.use(*middleware)
+            self._refuse(probe)
         self.middleware_registry.use(*middleware)
         self._middleware_registered()
         return self
@@ -71,9 +97,33 @@ class MiddlewareHostMixin:
     ) -> None: ...
 
     def add_middleware(self, stage_or_phase: Any, handler: Any) -> None:
-        """Register ``handler`` on a stage (its Wrap phase) or one of its phase sub-tokens."""
+        """Register ``handler`` on a stage (its Wrap phase) or one of its phase sub-tokens.
+
+        Raises:
+            UnsupportedStageError: the stage is in `refused_stages`.
+        """
+        if self.refused_stages:
+            probe = MiddlewareRegistry()
+            probe.add_middleware(stage_or_phase, handler)
+            self._refuse(probe)
         self.middleware_registry.add_middleware(stage_or_phase, handler)
         self._middleware_registered()
 
     def _middleware_registered(self) -> None:
         """Called after every successful registration; a host may hook its stage points here."""
+
+    def _refuse(self, probe: MiddlewareRegistry) -> None:
+        for stage, message in self.refused_stages.items():
+            if probe.has_handlers(stage):
+                names = ", ".join(
+                    getattr(handler, "__qualname__", repr(handler))
+                    for _, handler in probe.handlers(stage)
+                )
+                raise UnsupportedStageError(message.replace("{names}", names))
+
+
+def _listed(source: object) -> Any:
+    """An iterable argument as a list (what the registry refuses stays as it was)."""
+    if isinstance(source, Iterable) and not isinstance(source, (str, bytes)):
+        return list(cast("Iterable[object]", source))
+    return source

@@ -32,7 +32,8 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
@@ -41,17 +42,9 @@ from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
-from typing_extensions import Self
 
 from ...content import Message, ToolUse
-from ...engine.handlers import MiddlewareHandler, MiddlewareInputHandler, MiddlewareOutputHandler
-from ...engine.registry import MiddlewareRegistry, MiddlewareSource
-from ...engine.stage import (
-    MiddlewareInputPhase,
-    MiddlewareOutputPhase,
-    MiddlewareStage,
-    MiddlewareWrapPhase,
-)
+from ...engine.registry import MiddlewareSource
 from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, TypedEvent
 from ...exceptions import InterruptException, UnsupportedStageError
 from ...host.mixin import MiddlewareHostMixin
@@ -164,6 +157,16 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         UnsupportedStageError: (from registration) a handler on ``AgentStreamStage``.
     """
 
+    refused_stages = MappingProxyType(
+        {
+            AgentStreamStage: (
+                "AgentStreamStage middleware ({names}) cannot run on LangChain: create_agent has "
+                "no hook around a whole agent pass. Use InvokeModelStage or ExecuteToolStage "
+                "handlers (or LangChain's own before_agent/after_agent hooks)."
+            )
+        }
+    )
+
     def __init__(self, *middleware: MiddlewareSource) -> None:
         super().__init__()
         self._invocations: OrderedDict[int, tuple[object, dict[str, Any]]] = OrderedDict()
@@ -175,55 +178,6 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
     def name(self) -> str:
         """The name LangChain lists the middleware under."""
         return "strands_middleware"
-
-    # ---- registration: AgentStreamStage has no place on LangChain ----------------------------
-
-    def use(self, *middleware: MiddlewareSource) -> Self:
-        """Register `Middleware` objects (or iterables of them); returns the bridge.
-
-        Raises:
-            UnsupportedStageError: one of them has a handler on ``AgentStreamStage``; nothing is
-                registered.
-        """
-        probe = MiddlewareRegistry()
-        probe.use(*middleware)
-        _refuse_agent_stream(probe)
-        return super().use(*middleware)
-
-    @overload
-    def add_middleware(
-        self,
-        stage_or_phase: MiddlewareInputPhase[TContext, TResult, TEvent],
-        handler: MiddlewareInputHandler[TContext],
-    ) -> None: ...
-
-    @overload
-    def add_middleware(
-        self,
-        stage_or_phase: MiddlewareOutputPhase[TContext, TResult, TEvent],
-        handler: MiddlewareOutputHandler[TResult],
-    ) -> None: ...
-
-    @overload
-    def add_middleware(
-        self,
-        stage_or_phase: (
-            MiddlewareStage[TContext, TResult, TEvent]
-            | MiddlewareWrapPhase[TContext, TResult, TEvent]
-        ),
-        handler: MiddlewareHandler[TContext, TEvent],
-    ) -> None: ...
-
-    def add_middleware(self, stage_or_phase: Any, handler: Any) -> None:
-        """Register ``handler`` on a stage (its Wrap phase) or one of its phase sub-tokens.
-
-        Raises:
-            UnsupportedStageError: the stage is ``AgentStreamStage``.
-        """
-        probe = MiddlewareRegistry()
-        probe.add_middleware(stage_or_phase, handler)
-        _refuse_agent_stream(probe)
-        super().add_middleware(stage_or_phase, handler)
 
     # ---- one dict per invocation -----------------------------------------------------------
 
@@ -465,19 +419,6 @@ async def _tool_events(
     event = ToolResultEvent(_tool_result_of(answer, tool_use_id), exception=_exception_of(answer))
     produced[id(event)] = (event, answer)
     yield event
-
-
-def _refuse_agent_stream(probe: MiddlewareRegistry) -> None:
-    if probe.has_handlers(AgentStreamStage):
-        names = ", ".join(
-            getattr(handler, "__qualname__", repr(handler))
-            for _, handler in probe.handlers(AgentStreamStage)
-        )
-        raise UnsupportedStageError(
-            f"AgentStreamStage middleware ({names}) cannot run on LangChain: create_agent has no "
-            "hook around a whole agent pass. Use InvokeModelStage or ExecuteToolStage handlers "
-            "(or LangChain's own before_agent/after_agent hooks)."
-        )
 
 
 def _stop_of(response: ModelResponse[Any], latency_ms: int) -> ModelStopReason:

@@ -15,8 +15,9 @@ pydantic-ai has no pass of its loop a handler could pause and resume, so the pro
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, cast
+from collections.abc import Awaitable, Callable
+from types import MappingProxyType
+from typing import Any
 
 from pydantic_ai import RunContext
 from pydantic_ai.agent import AbstractAgent
@@ -24,10 +25,8 @@ from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
-from typing_extensions import Self
 
 from ...engine.registry import MiddlewareSource
-from ...engine.stage import Middleware
 from ...events import ToolResultEvent
 from ...exceptions import InterruptException, UnsupportedStageError
 from ...host.mixin import MiddlewareHostMixin
@@ -46,13 +45,6 @@ _REFUSAL = (
     "handler could pause and resume, so AgentStreamStage handlers would never run. Use "
     "InvokeModelStage or ExecuteToolStage handlers instead."
 )
-
-
-def _listed(source: object) -> Any:
-    """An iterable argument as a list (what the registry refuses stays as it was)."""
-    if isinstance(source, Iterable) and not isinstance(source, (str, bytes)):
-        return list(cast("Iterable[object]", source))
-    return source
 
 
 class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
@@ -74,29 +66,13 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
         TypeError: an argument is not middleware, or it is an ``AgentStreamStage`` handler.
     """
 
+    refused_stages = MappingProxyType({AgentStreamStage: _REFUSAL})
+
     def __init__(self, *middleware: MiddlewareSource) -> None:
         super().__init__()
         self._agent: Any = None
         self._state: dict[str, Any] = {}
         self.use(*middleware)
-
-    def use(self, *middleware: MiddlewareSource) -> Self:
-        """Register `Middleware` objects; refuses AgentStreamStage handlers, registering nothing."""
-        # An iterable argument is read once, here: the check and the registration see the same.
-        sources: list[MiddlewareSource] = [
-            source if isinstance(source, Middleware) else _listed(source) for source in middleware
-        ]
-        probe = type(self.middleware_registry)()
-        probe.use(*sources)
-        if probe.has_handlers(AgentStreamStage):
-            raise UnsupportedStageError(_REFUSAL)
-        return super().use(*sources)
-
-    def add_middleware(self, stage_or_phase: Any, handler: Any) -> None:
-        """Register ``handler`` on a stage or phase; AgentStreamStage is refused."""
-        if getattr(stage_or_phase, "stage", stage_or_phase) is AgentStreamStage:
-            raise UnsupportedStageError(_REFUSAL)
-        super().add_middleware(stage_or_phase, handler)
 
     # ---- pydantic-ai's side ------------------------------------------------------------------
 
