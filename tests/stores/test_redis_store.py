@@ -150,6 +150,42 @@ async def test_a_cancel_that_arrives_with_the_reply_is_not_lost() -> None:
         await call
 
 
+@pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="Task.cancelling(), which shows the lost cancel, is 3.11+"
+)
+async def test_a_cancel_swallowed_below_the_store_is_raised_again() -> None:
+    # What asyncio.wait_for does before Python 3.12 when the reply lands with the cancel.
+    async def swallowing() -> int:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            return 1
+        return 0
+
+    call = asyncio.create_task(_within(5.0, swallowing()))
+    await asyncio.sleep(0)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+
+
+async def test_a_waiter_cancelled_at_any_moment_leaves_the_queue(
+    redis_store: RedisStore, redis_server: RedisServer
+) -> None:
+    # Cancels land at every point of the waiter's polling: inside a command's write, its read,
+    # or the pause between two attempts. Each must end the waiter, never hand it the slot.
+    token = await redis_store.slot_acquire("s", limit=1, lease=30)
+    for round_ in range(200):
+        waiter = asyncio.create_task(redis_store.slot_acquire("s", limit=1, lease=30))
+        await asyncio.sleep((round_ % 40) * 0.0005)
+        waiter.cancel()
+        done, _ = await asyncio.wait({waiter}, timeout=5)
+        assert waiter in done and waiter.cancelled(), f"round {round_}: the cancel was lost"
+    with redis_server.client() as client:
+        assert client.zcard(redis_store.key("slots", "s", "queue")) == 0
+    await redis_store.slot_release("s", token)
+
+
 async def test_an_operation_past_its_deadline_raises_timeout_error() -> None:
     never: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     with pytest.raises(asyncio.TimeoutError):

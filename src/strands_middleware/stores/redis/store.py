@@ -132,12 +132,16 @@ class RedisStore:
         Args:
             url: Where the server is, as redis-py's ``Redis.from_url`` reads it.
             prefix: Starts every key.
-            timeout: Seconds each call may take; also the socket and connect timeouts.
+            timeout: Seconds each call may take; also the connect timeout.
             poll: The longest pause between two attempts of a waiter to get a slot.
             client_options: More keyword arguments for ``redis.asyncio.Redis.from_url``.
         """
+        # No socket timeout (redis-py 8 sets 5 s unless told otherwise): with one, redis-py
+        # writes each command under ``asyncio.wait_for``, which before Python 3.12 drops a
+        # cancellation that arrives as the write completes, and a cancelled slot waiter went on
+        # polling. The store's own deadline bounds each call instead.
         options: dict[str, Any] = {
-            "socket_timeout": timeout,
+            "socket_timeout": None,
             "socket_connect_timeout": timeout,
             "retry": Retry(NoBackoff(), 0),
             **client_options,
@@ -287,7 +291,7 @@ class RedisStore:
             client = await self._clients.get()
             return await _within(self.timeout, call(client))
         except (asyncio.TimeoutError, RedisTimeoutError) as error:
-            # Our deadline and the socket's (the same length) race; either is the same failure.
+            # Our deadline, or redis-py's connect timeout (the same length): the same failure.
             raise StoreError(
                 f"{self!r} did not answer {operation} within {self.timeout:g} s"
             ) from error
@@ -301,13 +305,22 @@ async def _within(seconds: float, operation: Awaitable[Any]) -> Any:
     """Await ``operation``, cancelling it after ``seconds`` (`asyncio.TimeoutError`).
 
     A cancellation from outside always propagates, even one that arrives in the same loop turn
-    as the reply: Python 3.10's ``asyncio.wait_for`` returns the reply then and drops the
-    cancellation, which left a cancelled ``slot_acquire`` waiting in the queue.
+    as the reply: ``asyncio.wait_for`` before Python 3.12 returns the reply then and drops the
+    cancellation, which left a cancelled ``slot_acquire`` waiting in the queue. So no
+    ``wait_for`` here, and on Python 3.11+ a cancellation that code below swallowed without
+    ``uncancel()`` (redis-py given a ``socket_timeout`` writes under ``wait_for``) is raised
+    again: the task's ``cancelling()`` count still shows it.
     """
     if sys.version_info >= (3, 11):
+        task = asyncio.current_task()
+        assert task is not None, "RedisStore is used from a task"
+        pending = task.cancelling()
         # A deadline on the running task: no task of its own per call, unlike wait_for.
         async with asyncio.timeout(seconds):
-            return await operation
+            reply = await operation
+        if task.cancelling() > pending:
+            raise asyncio.CancelledError
+        return reply
     task = asyncio.current_task()
     assert task is not None, "RedisStore is used from a task"
     expired = False
