@@ -16,6 +16,7 @@ from .engine.handlers import (
     MiddlewareNext,
     MiddlewareOutputHandler,
 )
+from .engine.outbound import Outbound
 from .engine.registry import MiddlewareRegistry, MiddlewareSource
 from .engine.result import InterruptControlEvent, MiddlewareResult, halts_stage
 from .engine.stage import (
@@ -58,6 +59,7 @@ __all__ = [
     "MiddlewareWrapPhase",
     "MissingResultError",
     "ModelStopReason",
+    "Outbound",
     "ToolResultEvent",
     "TypedEvent",
     "__version__",

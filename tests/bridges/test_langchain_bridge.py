@@ -30,6 +30,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
+from langgraph.types import Interrupt as HostInterrupt
 
 from strands_middleware import (
     ExecuteToolContext,
@@ -53,6 +54,7 @@ from strands_middleware.catalog import CallLimit, Retry, ToolApproval
 from strands_middleware.events import TextDeltaEvent
 from strands_middleware.exceptions import InterruptResumeError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
+from strands_middleware.interrupts import execute_tool_interrupt_id
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 
 ran: list[str] = []
@@ -345,6 +347,29 @@ async def test_an_approval_pauses_through_langgraph_with_the_spec_id_and_resumes
     assert done["messages"][-1].content == "gone"
     assert ran == ["/a"]
     assert len(script.requests) == 2  # the resume did not ask the model again for the call
+
+
+def test_interrupts_come_in_the_order_of_the_turns_tool_calls() -> None:
+    # LangGraph runs a turn's tool calls as parallel tasks and lists their interrupts in the
+    # order the tasks reached them.
+    first, second = (execute_tool_interrupt_id(call, "approve-tool-call") for call in ("t1", "t2"))
+    foreign = HostInterrupt(value="a tool's own question", id="langgraph-id")
+    listed = [
+        foreign,
+        HostInterrupt(value={"id": second, "name": "approve-tool-call", "reason": 2}, id="b"),
+        HostInterrupt(value={"id": first, "name": "approve-tool-call", "reason": 1}, id="a"),
+    ]
+    turn = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "delete_file", "args": {}, "id": "t1"},
+            {"name": "delete_file", "args": {}, "id": "t2"},
+        ],
+    )
+    paused = {"messages": [HumanMessage("clean"), turn], "__interrupt__": listed}
+    assert [i.id for i in interrupts_of(paused)] == [first, second, "langgraph-id"]
+    # Without the messages there is no order to take: the list's own is kept.
+    assert [i.id for i in interrupts_of(listed)] == ["langgraph-id", second, first]
 
 
 async def test_a_resume_that_does_not_fit_the_pause_is_refused() -> None:

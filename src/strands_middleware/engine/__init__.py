@@ -10,6 +10,7 @@ from .handlers import (
     MiddlewareNext,
     MiddlewareOutputHandler,
 )
+from .outbound import Outbound
 from .registry import MiddlewareRegistry, MiddlewareSource
 from .result import InterruptControlEvent, MiddlewareResult
 from .stage import (
@@ -36,4 +37,5 @@ __all__ = [
     "MiddlewareSource",
     "MiddlewareStage",
     "MiddlewareWrapPhase",
+    "Outbound",
 ]

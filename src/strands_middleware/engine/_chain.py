@@ -7,7 +7,9 @@ Cost model. Every streamed event crosses every layer, so the layout is chosen pe
 * Input handlers run once, before the first Wrap handler is called, and add no hop;
 * all Output handlers share the one driver generator that also does the cleanup, so they add no
   hop either: the driver holds the result event and applies them innermost first;
-* a stage with no handlers never gets here: the registry runs the terminal itself.
+* a stage with no handlers never gets here: the registry runs the terminal itself;
+* a bridge's `Outbound` translation runs in the driver's own loop, so it adds no hop either
+  (except with Output handlers, whose driver it follows in a generator of its own).
 
 Cleanup contract. Every generator the chain opens (handler generators and terminal streams) is
 recorded as it is opened and closed exactly once with ``aclose()``, innermost first, when the
@@ -32,6 +34,7 @@ from types import AsyncGeneratorType
 from typing import Any, Generic, TypeVar, cast
 
 from ._registration import describe
+from .outbound import Outbound
 from .result import MiddlewareResult, halts_stage
 from .stage import MiddlewareStage
 
@@ -78,9 +81,15 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         self,
         context: TContext,
         terminal: Callable[[TContext], AsyncIterator[TEvent]],
-    ) -> AsyncGenerator[TEvent, None]:
-        """Run the chain around ``terminal`` for one invocation."""
-        return _drive(self, context, terminal)
+        outbound: Outbound | None = None,
+    ) -> AsyncGenerator[Any, None]:
+        """Run the chain around ``terminal`` for one invocation (``outbound``: see `Outbound`)."""
+        if outbound is not None and self.outputs:
+            # The Output handlers' driver yields from several places, so the translation runs
+            # in a generator after it: one hop more, only where a bridged stage has Output
+            # handlers.
+            return outbound.apply(_drive(self, context, terminal, None))
+        return _drive(self, context, terminal, outbound)
 
 
 def _adopt(stream: object, opener: object, where: str) -> AsyncGenerator[Any, None]:
@@ -225,10 +234,21 @@ def _bad_input_return(
     )
 
 
+async def _after_failure(
+    opened: _Opened, error: BaseException, outbound: Outbound | None
+) -> BaseException:
+    """Close the chain after ``error``; return what to raise (``error``, or its translation)."""
+    failure = await _close_all(opened)
+    if failure is not None:
+        _logger.error("error while closing a middleware chain after a failure", exc_info=failure)
+    return error if outbound is None else outbound.error(error)
+
+
 async def _drive(
     chain: CompiledChain[Any, Any, Any],
     context: Any,
     terminal: Callable[[Any], AsyncIterator[Any]],
+    outbound: Outbound | None,
 ) -> AsyncGenerator[Any, None]:
     for handler in chain.inputs:
         given = context
@@ -240,7 +260,13 @@ async def _drive(
     opened: _Opened = []
     try:
         stream = _link(chain, terminal, opened)(context)
-        if not chain.outputs:
+        if outbound is not None:  # never with Output handlers (CompiledChain.run)
+            translate = outbound.event
+            async for event in stream:
+                out = translate(event)
+                if out is not None:
+                    yield out
+        elif not chain.outputs:
             async for event in stream:
                 yield event
         else:
@@ -270,12 +296,10 @@ async def _drive(
         if failure is not None:
             raise failure from None
         raise
-    except BaseException:
-        failure = await _close_all(opened)
-        if failure is not None:
-            _logger.error(
-                "error while closing a middleware chain after a failure", exc_info=failure
-            )
+    except BaseException as error:
+        raised = await _after_failure(opened, error, outbound)
+        if raised is not error:
+            raise raised from error
         raise
     if _all_finished(opened):
         return

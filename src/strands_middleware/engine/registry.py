@@ -14,6 +14,7 @@ from .handlers import (
     MiddlewareNext,
     MiddlewareOutputHandler,
 )
+from .outbound import Outbound
 from .stage import (
     Middleware,
     MiddlewareInputPhase,
@@ -218,23 +219,48 @@ class MiddlewareRegistry:
 
         return composed
 
+    @overload
     def invoke(
         self,
         stage: MiddlewareStage[TContext, TResult, TEvent],
         context: TContext,
         terminal: MiddlewareNext[TContext, TEvent],
-    ) -> AsyncGenerator[TEvent, None]:
+    ) -> AsyncGenerator[TEvent, None]: ...
+
+    @overload
+    def invoke(
+        self,
+        stage: MiddlewareStage[TContext, TResult, TEvent],
+        context: TContext,
+        terminal: MiddlewareNext[TContext, TEvent],
+        *,
+        outbound: Outbound,
+    ) -> AsyncGenerator[Any, None]: ...
+
+    def invoke(
+        self,
+        stage: MiddlewareStage[TContext, TResult, TEvent],
+        context: TContext,
+        terminal: MiddlewareNext[TContext, TEvent],
+        *,
+        outbound: Outbound | None = None,
+    ) -> AsyncGenerator[Any, None]:
         """Run ``stage`` for ``context`` around ``terminal``; iterate the events it yields.
 
         The stage's result is the last event of ``stage.result_type`` in the stream. Close the
         generator (``aclose()``, or ``contextlib.aclosing``) if you stop iterating early, so the
         chain is cleaned up at once rather than when it is garbage-collected.
+
+        A bridge whose host loop has event types of its own passes an `Outbound`: the chain's
+        driver then hands out the host's events and exceptions, with no generator of the
+        bridge's around the stream.
         """
         chain = self._chains.get(stage)
         if chain is None:
-            return terminal(context)
+            stream = terminal(context)
+            return stream if outbound is None else outbound.apply(stream)
         compiled: CompiledChain[TContext, TResult, TEvent] = chain
-        return compiled.run(context, terminal)
+        return compiled.run(context, terminal, outbound)
 
     async def run(
         self,

@@ -17,7 +17,7 @@ from langgraph.types import Interrupt as HostInterrupt
 
 from ...exceptions import InterruptResumeError
 from ...host._resume_prompt import RESPONSE_SHAPE, parse_block
-from ...interrupts import Interrupt
+from ...interrupts import EXECUTE_TOOL_INTERRUPT_PREFIX, Interrupt
 
 __all__ = ["interrupt_payload", "interrupts_of", "resume_command"]
 
@@ -64,11 +64,45 @@ def interrupts_of(paused: Any) -> list[Interrupt]:
     (``v1:middleware_execute_tool:<toolUseId>:<uuid5(name)>``); any other LangGraph interrupt is
     listed under its LangGraph id, with its value as the reason, so it can be answered too.
 
+    Those of this library come in the order of the paused turn's tool calls, as on every other
+    host, and any other after them. LangGraph runs a turn's tool calls as parallel tasks and
+    lists their interrupts as the tasks reached them, which varies from run to run; given only
+    the list of interrupts (no messages to take the order from), that order is kept.
+
     Args:
         paused: The result of ``agent.ainvoke(...)``, the snapshot of
             ``agent.aget_state(config)``, or its list of LangGraph interrupts.
     """
-    return [_ours(host) for host in _host_interrupts(paused)]
+    ours = [_ours(host) for host in _host_interrupts(paused)]
+    order = _tool_call_order(paused)
+    if order:
+        last = len(order)
+        ours.sort(key=lambda interrupt: order.get(_tool_use_id(interrupt.id), last))
+    return ours
+
+
+def _tool_call_order(paused: Any) -> dict[str, int]:
+    """Each tool call of the run's last tool-calling turn, by its id: its place in the turn."""
+    state: object = getattr(paused, "values", None)
+    if isinstance(paused, Mapping):
+        state = cast(object, paused)
+    if not isinstance(state, Mapping):
+        return {}
+    messages: object = cast("Mapping[str, object]", state).get("messages")
+    if not isinstance(messages, Sequence):
+        return {}
+    for message in reversed(cast("Sequence[object]", messages)):
+        calls: Any = getattr(message, "tool_calls", None)
+        if calls:
+            return {str(call.get("id")): place for place, call in enumerate(calls)}
+    return {}
+
+
+def _tool_use_id(interrupt_id: str) -> str:
+    """The tool call an execute-tool interrupt id names (the id without its name's hash)."""
+    if not interrupt_id.startswith(EXECUTE_TOOL_INTERRUPT_PREFIX):
+        return ""
+    return interrupt_id[len(EXECUTE_TOOL_INTERRUPT_PREFIX) :].rpartition(":")[0]
 
 
 def resume_command(paused: Any, responses: list[Any] | Mapping[str, Any]) -> Command[Any]:

@@ -29,6 +29,7 @@ from strands.interrupt import InterruptException as HostInterruptException
 from strands.middleware import ExecuteToolStage as HostExecuteToolStage
 from strands.middleware import InvokeModelStage as HostInvokeModelStage
 
+from ...engine.outbound import Outbound
 from ...engine.stage import MiddlewareStage
 from ...events import ModelMessageEvent, ModelStopReason, TypedEvent
 from ...exceptions import InterruptException, ReplacedMessagesError
@@ -256,7 +257,7 @@ class StrandsBridge(MiddlewareHostMixin):
 
         return self._run(AgentStreamStage, context, terminal, crossing, OUTBOUND)
 
-    async def _run(
+    def _run(
         self,
         stage: MiddlewareStage[Any, Any, Any],
         context: Any,
@@ -264,23 +265,29 @@ class StrandsBridge(MiddlewareHostMixin):
         crossing: Crossing,
         table: dict[type, Translate],
     ) -> AsyncGenerator[Any, None]:
-        """Run this library's chain; hand each event back to strands as strands' own."""
+        """Run this library's chain; hand each event back to strands as strands' own.
+
+        The translation is the chain driver's (`Outbound`), not a generator of the bridge's
+        around it: every model-stream event saves a hop.
+        """
+
+        def event_out(event: Any) -> Any:
+            back = table.get(event.__class__) or translator(table, event.__class__)
+            return back(event, crossing)
+
+        outbound = Outbound(event_out, _error_out)
         registry = self.middleware_registry
-        stream = (
-            run_tool_stage(registry, context, terminal)  # the tool-call rules every host keeps
-            if stage is ExecuteToolStage
-            else registry.invoke(stage, context, terminal)
-        )
-        try:
-            async for event in stream:
-                back = table.get(event.__class__) or translator(table, event.__class__)
-                host = back(event, crossing)
-                if host is not None:
-                    yield host
-        except InterruptException as error:
-            raise interrupt_exception_out(error) from error
-        finally:
-            await stream.aclose()
+        if stage is ExecuteToolStage:
+            # The tool-call rules every host keeps; a tool call streams few events.
+            return outbound.apply(run_tool_stage(registry, context, terminal))
+        return registry.invoke(stage, context, terminal, outbound=outbound)
+
+
+def _error_out(error: BaseException) -> BaseException:
+    """An interrupt leaving the chain as the one strands registers; anything else as it is."""
+    if isinstance(error, InterruptException):
+        return interrupt_exception_out(error)
+    return error
 
 
 async def _events_in(stream: Any, crossing: Crossing) -> AsyncGenerator[TypedEvent, None]:
