@@ -172,38 +172,40 @@ class Timeout(CatalogMiddleware):
         settled = False  # the result or an interrupt has been forwarded
         cause: BaseException | None = None
         stream = next_fn(context)
-        next_event = stream.__anext__
         try:
-            while not alarm.expired:
-                if not fixed:
-                    remaining = deadline - clock()
-                    if remaining <= 0:
+            # The only await in the loop is the ``async for``'s own wait for the next event, so
+            # a cancellation caught around the loop is one that arrived while waiting (the
+            # alarm only rings then), whatever it interrupted.
+            try:
+                async for event in stream:
+                    if alarm.expired:
+                        if alarm.take_back() and cancelling() > alarm.base:
+                            # The inner chain swallowed the alarm's cancellation and carried
+                            # on, and someone else asked to cancel the task meanwhile.
+                            raise asyncio.CancelledError
                         break
-                    alarm.rearm(remaining)
-                try:
-                    event = await next_event()
-                except asyncio.CancelledError as cancelled:
-                    if alarm.take_back() and cancelling() <= alarm.base:
-                        cause = cancelled
+                    if not settled and event.__class__ not in quiet:
+                        if isinstance(event, result_type) or halts_stage(event):
+                            settled = True
+                        elif _never_settles(event.__class__, result_type):
+                            quiet.add(event.__class__)
+                    yield event
+                    if alarm.expired:  # it rang while the consumer held the event
                         break
-                    raise
-                except StopAsyncIteration:
+                    if not fixed:
+                        remaining = deadline - clock()
+                        if remaining <= 0:
+                            break
+                        alarm.rearm(remaining)
+                else:
                     return
-                except BaseException:
-                    alarm.take_back()
+            except asyncio.CancelledError as cancelled:
+                if not (alarm.take_back() and cancelling() <= alarm.base):
                     raise
-                if alarm.expired:
-                    if alarm.take_back() and cancelling() > alarm.base:
-                        # The inner chain swallowed the alarm's cancellation and carried on,
-                        # and someone else asked to cancel the task meanwhile.
-                        raise asyncio.CancelledError
-                    break
-                if not settled and type(event) not in quiet:
-                    if isinstance(event, result_type) or halts_stage(event):
-                        settled = True
-                    elif _never_settles(type(event), result_type):
-                        quiet.add(type(event))
-                yield event
+                cause = cancelled
+            except BaseException:
+                alarm.take_back()
+                raise
             alarm.disarm()
             await stream.aclose()
             if not settled:
