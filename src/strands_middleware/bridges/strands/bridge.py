@@ -31,7 +31,7 @@ from strands.middleware import InvokeModelStage as HostInvokeModelStage
 
 from ...engine.outbound import Outbound
 from ...engine.stage import MiddlewareStage
-from ...events import ModelMessageEvent, ModelStopReason, TypedEvent
+from ...events import ModelMessageEvent, TypedEvent
 from ...exceptions import InterruptException, ReplacedMessagesError
 from ...host.mixin import MiddlewareHostMixin
 from ...host.tool_call import copy_tool_use, run_tool_stage
@@ -52,6 +52,7 @@ from ._tools import tool_in, tool_out
 from .translate import (
     INBOUND,
     MODEL_OUTBOUND,
+    MODEL_STOP_IN,
     OUTBOUND,
     Crossing,
     Translate,
@@ -271,8 +272,10 @@ class StrandsBridge(MiddlewareHostMixin):
         around it: every model-stream event saves a hop.
         """
 
+        lookup = table.get
+
         def event_out(event: Any) -> Any:
-            back = table.get(event.__class__) or translator(table, event.__class__)
+            back = lookup(event.__class__) or translator(table, event.__class__)
             return back(event, crossing)
 
         outbound = Outbound(event_out, _error_out)
@@ -309,11 +312,14 @@ async def _model_events_in(stream: Any, crossing: Crossing) -> AsyncGenerator[Ty
     `ModelStopReason`; strands announces the message after the stage instead, so the bridge
     adds it here for handlers (and `MODEL_OUTBOUND` keeps it from reaching strands twice).
     """
+    lookup = INBOUND.get
     try:
         async for event in stream:
-            translate = INBOUND.get(event.__class__) or translator(INBOUND, event.__class__)
+            translate = lookup(event.__class__) or translator(INBOUND, event.__class__)
             ours = translate(event, crossing)
-            if isinstance(ours, ModelStopReason):
+            # The stop event's translation, by identity: cheaper on every event than a class
+            # test of what it returned.
+            if translate is MODEL_STOP_IN:
                 yield ModelMessageEvent(ours.message)
             yield ours
     except HostInterruptException as error:

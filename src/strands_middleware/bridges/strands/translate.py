@@ -52,6 +52,7 @@ from ._interrupts import (
 __all__ = [
     "INBOUND",
     "MODEL_OUTBOUND",
+    "MODEL_STOP_IN",
     "OUTBOUND",
     "Crossing",
     "HostEvent",
@@ -266,6 +267,9 @@ INBOUND: dict[type, Translate] = {
     seams.EventLoopStopEvent: _loop_stop_in,
 }
 """strands event class -> its translation into this library's (by exact class; see `translator`)."""
+
+MODEL_STOP_IN: Translate = _model_stop_in
+"""The inbound translation of strands' `ModelStopReason` (and of any subclass of it)."""
 
 
 # --------------------------------------------------------------------------------------------
