@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 
-from strands_middleware import MiddlewareNext, MiddlewareRegistry, MiddlewareResult
+from strands_middleware import MiddlewareNext, MiddlewareRegistry, MiddlewareResult, Outbound
 
 from ._stage_fixtures import Done, Event, FetchContext, FetchStage, SearchContext, SearchStage
 
@@ -72,3 +72,11 @@ async def fetch(context: FetchContext) -> AsyncGenerator[Event, None]:
 
 
 registry.invoke(SearchStage, SearchContext("q"), fetch)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+# An Outbound is passed by keyword: a fourth positional argument is refused.
+async def fetch_search(context: SearchContext) -> AsyncGenerator[Event, None]:
+    yield Done()
+
+
+registry.invoke(SearchStage, SearchContext("q"), fetch_search, Outbound(lambda event: event))  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]

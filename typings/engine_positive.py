@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
 
 from typing_extensions import assert_type
 
@@ -14,6 +15,7 @@ from strands_middleware import (
     MiddlewareRegistry,
     MiddlewareResult,
     MiddlewareWrapPhase,
+    Outbound,
 )
 
 from ._stage_fixtures import Done, Event, SearchContext, SearchStage
@@ -100,3 +102,7 @@ async def run() -> None:
     assert_type(result, Done)
     composed = registry.compose(SearchStage, search)
     assert_type(composed, MiddlewareNext[SearchContext, Event])
+    # With an Outbound the events leave as the host's, whatever it makes of them.
+    outbound = Outbound(lambda event: event.get("query"), lambda error: error)
+    translated = registry.invoke(SearchStage, SearchContext("q"), search, outbound=outbound)
+    assert_type(translated, AsyncGenerator[Any, None])
