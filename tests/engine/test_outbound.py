@@ -106,6 +106,19 @@ async def test_an_error_leaves_as_the_hosts_once_the_chain_is_closed(
     assert log == ["handler closed", "translated"]
 
 
+async def test_an_input_handlers_error_leaves_as_the_hosts_too(
+    registry: MiddlewareRegistry,
+) -> None:
+    def refuse(context: str) -> str:
+        raise KeyError(context)
+
+    registry.add_middleware(STAGE.Input, refuse)
+    registry.add_middleware(STAGE, passthrough)
+    with pytest.raises(HostError) as raised:
+        await collect(registry.invoke(STAGE, "ctx", terminal, outbound=OUTBOUND))
+    assert isinstance(raised.value.__cause__, KeyError)
+
+
 async def test_an_error_the_host_keeps_is_raised_unchanged(registry: MiddlewareRegistry) -> None:
     error = ValueError("as it is")
 

@@ -250,15 +250,15 @@ async def _drive(
     terminal: Callable[[Any], AsyncIterator[Any]],
     outbound: Outbound | None,
 ) -> AsyncGenerator[Any, None]:
-    for handler in chain.inputs:
-        given = context
-        context = handler(context)
-        if inspect.isawaitable(context):
-            context = await context
-        if not isinstance(context, type(given)):
-            raise _bad_input_return(chain, handler, context)
     opened: _Opened = []
     try:
+        for handler in chain.inputs:
+            given = context
+            context = handler(context)
+            if inspect.isawaitable(context):
+                context = await context
+            if not isinstance(context, type(given)):
+                raise _bad_input_return(chain, handler, context)
         stream = _link(chain, terminal, opened)(context)
         if outbound is not None:  # never with Output handlers (CompiledChain.run)
             translate = outbound.event
