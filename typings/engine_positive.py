@@ -106,3 +106,13 @@ async def run() -> None:
     outbound = Outbound(lambda event: event.get("query"), lambda error: error)
     translated = registry.invoke(SearchStage, SearchContext("q"), search, outbound=outbound)
     assert_type(translated, AsyncGenerator[Any, None])
+    assert_type(
+        registry.invoke(SearchStage, SearchContext("q"), search, outbound=None),
+        AsyncGenerator[Event, None],
+    )
+
+
+def run_maybe_translated(outbound: Outbound | None) -> None:
+    # An Outbound that may be None: the events may be the host's.
+    stream = registry.invoke(SearchStage, SearchContext("q"), search, outbound=outbound)
+    assert_type(stream, AsyncGenerator[Any, None])

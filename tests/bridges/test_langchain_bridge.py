@@ -17,6 +17,7 @@ import textwrap
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Annotated, Any
 
 import pytest
@@ -368,6 +369,9 @@ def test_interrupts_come_in_the_order_of_the_turns_tool_calls() -> None:
     )
     paused = {"messages": [HumanMessage("clean"), turn], "__interrupt__": listed}
     assert [i.id for i in interrupts_of(paused)] == [first, second, "langgraph-id"]
+    # What ainvoke(version="v2") returns holds the state as .value, the interrupts beside it.
+    v2_output = SimpleNamespace(value={"messages": [turn]}, interrupts=tuple(listed))
+    assert [i.id for i in interrupts_of(v2_output)] == [first, second, "langgraph-id"]
     # Without the messages there is no order to take: the list's own is kept.
     assert [i.id for i in interrupts_of(listed)] == ["langgraph-id", second, first]
 

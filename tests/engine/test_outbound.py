@@ -160,3 +160,77 @@ async def test_closing_early_closes_the_chain_without_translating_an_error(
     assert first == HostEvent(Event(chunk=1))
     assert closed == ["terminal"]
     assert translated == []
+
+
+async def test_a_terminal_that_fails_at_once_fails_as_the_hosts_error_without_handlers(
+    registry: MiddlewareRegistry,
+) -> None:
+    def failing_terminal(context: str) -> AsyncGenerator[Event, None]:
+        raise KeyError(context)
+
+    stream = registry.invoke(STAGE, "ctx", failing_terminal, outbound=OUTBOUND)
+    with pytest.raises(HostError):
+        await collect(stream)
+
+
+async def test_an_error_raised_by_event_out_is_handed_to_error_out(
+    registry: MiddlewareRegistry,
+) -> None:
+    def refuse(event: Event) -> object:
+        raise KeyError("cannot translate")
+
+    registry.add_middleware(STAGE, passthrough)
+    with pytest.raises(HostError):
+        await collect(
+            registry.invoke(STAGE, "ctx", terminal, outbound=Outbound(refuse, error_to_host))
+        )
+
+
+async def test_error_out_returning_none_lets_the_original_go_on() -> None:
+    error = KeyError("kept")
+
+    async def failing() -> AsyncGenerator[Event, None]:
+        raise error
+        yield Event()  # pragma: no cover - makes this an async generator
+
+    with pytest.raises(KeyError) as raised:
+        await collect(Outbound(to_host, lambda error: None).apply(failing()))
+    assert raised.value is error
+
+
+class ClosedOnce:
+    """An async iterator whose second ``aclose()`` fails, as some streams' do."""
+
+    def __init__(self, failure: Exception) -> None:
+        self.failure = failure
+        self.closes = 0
+
+    def __aiter__(self) -> ClosedOnce:
+        return self
+
+    async def __anext__(self) -> Event:
+        raise self.failure
+
+    async def aclose(self) -> None:
+        self.closes += 1
+        if self.closes > 1:
+            raise RuntimeError("closed twice")
+
+
+async def test_apply_closes_a_failed_stream_once_and_translates_its_error() -> None:
+    stream = ClosedOnce(KeyError("missing"))
+    with pytest.raises(HostError):
+        await collect(OUTBOUND.apply(stream))
+    assert stream.closes == 1
+
+
+async def test_a_failure_closing_the_stream_is_logged_and_the_error_still_translated(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class FailsToClose(ClosedOnce):
+        async def aclose(self) -> None:
+            raise RuntimeError("cannot close")
+
+    with pytest.raises(HostError):
+        await collect(OUTBOUND.apply(FailsToClose(KeyError("missing"))))
+    assert "error while closing a translated stream" in caplog.text

@@ -10,8 +10,8 @@ whole run. Five rules make the bound safe to put anywhere in a chain:
   the handler waits for the inner chain, and a deadline that passed while the consumer held an
   event ends the call before it asks for the next one. The timer is the event loop's, as for
   ``asyncio.timeout``: it rings when the loop gets to run, so events an inner chain produces
-  without ever suspending are not cut off mid-burst (a custom ``clock`` is read before each
-  wait instead).
+  without ever suspending are not cut off mid-burst (a custom ``clock`` is read after each
+  event instead, before the wait for the next).
 * **Cancel where it waits, then close.** On expiry the inner chain is cancelled at the point it
   is waiting, in the task it runs in (no helper task is created, so none is left behind and
   context variables behave as without a timeout). The `asyncio.CancelledError` unwinds every
@@ -161,7 +161,8 @@ class Timeout(CatalogMiddleware):
         """One call under the deadline (the rules are in the module docstring)."""
         # One timer for the whole call. With the default clock it is the event loop's own (both
         # are the monotonic clock), so it never needs moving; a custom clock may jump, so then
-        # the timer is re-armed before each wait from what that clock says is left.
+        # the timer is re-armed before each later wait from what that clock says is left (the
+        # first wait is armed with the whole limit, just read from it).
         fixed = self._fixed_clock
         clock = self._clock
         deadline = 0.0 if fixed else clock() + self.seconds
@@ -173,9 +174,10 @@ class Timeout(CatalogMiddleware):
         cause: BaseException | None = None
         stream = next_fn(context)
         try:
-            # The only await in the loop is the ``async for``'s own wait for the next event, so
-            # a cancellation caught around the loop is one that arrived while waiting (the
-            # alarm only rings then), whatever it interrupted.
+            # The only await in the loop is the ``async for``'s own wait for the next event, and
+            # the alarm cancels only then, so a cancellation caught below is the alarm's only if
+            # `take_back` says it rang. Any other (from outside, thrown in at the ``yield``, or
+            # raised in the loop after `take_back` already withdrew the alarm's) goes on.
             try:
                 async for event in stream:
                     if alarm.expired:

@@ -19,7 +19,8 @@ released its resources, the same order nested ``async with`` blocks unwind in. A
 abandons an inner chain early (it stops iterating ``next_fn(...)``, or retries) and needs it
 released at once can close it itself (``await stream.aclose()``); closing twice is harmless.
 
-Exceptions. An exception raised in the chain reaches the caller as the same object. If closing a
+Exceptions. An exception raised in the chain reaches the caller as the same object (or, given an
+`Outbound`, as what its ``error_out`` makes of it, chained to the original). If closing a
 generator also fails while that exception is propagating, the original still wins and the
 cleanup failure is logged; if nothing else is propagating, the first cleanup failure is raised
 after every generator has been closed.
@@ -241,7 +242,7 @@ async def _after_failure(
     failure = await _close_all(opened)
     if failure is not None:
         _logger.error("error while closing a middleware chain after a failure", exc_info=failure)
-    return error if outbound is None else outbound.error(error)
+    return error if outbound is None else outbound.raised(error)
 
 
 async def _drive(
@@ -261,7 +262,7 @@ async def _drive(
                 raise _bad_input_return(chain, handler, context)
         stream = _link(chain, terminal, opened)(context)
         if outbound is not None:  # never with Output handlers (CompiledChain.run)
-            translate = outbound.event
+            translate = outbound.event_out
             async for event in stream:
                 out = translate(event)
                 if out is not None:

@@ -9,56 +9,98 @@ own driver instead, where the event already passes.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Outbound"]
 
-
-def _unchanged(error: BaseException) -> BaseException:
-    return error
+_logger = logging.getLogger("strands_middleware")
 
 
 @dataclass(frozen=True)
 class Outbound:
     """The translations a host applies to what leaves a chain.
 
+    Example:
+        ```python
+        outbound = Outbound(to_host_event, to_host_error)
+        async for host_event in registry.invoke(stage, context, terminal, outbound=outbound):
+            ...
+        ```
+
     Args:
-        event: Called with each event the chain yields, in order; what it returns is yielded
-            instead, and ``None`` drops the event.
-        error: Called with an exception leaving the chain, once every generator of the chain has
-            been closed; an exception it returns other than the one it was given is raised
-            instead, chained to it (``raise returned from error``).
+        event_out: Called with each event the chain yields, in order; what it returns is
+            yielded instead, and ``None`` drops the event.
+        error_out: Called with any exception leaving the chain (`asyncio.CancelledError` and
+            one raised by ``event_out`` included), once every generator of the chain has been
+            closed. An exception it returns other than the one it was given is raised instead,
+            chained to it (``raise returned from error``); the same one or ``None`` lets the
+            original go on unchanged. A failure while closing the chain is logged, as without
+            an `Outbound`, never handed to it. Not called when the consumer closes the stream.
     """
 
-    event: Callable[[Any], Any]
-    error: Callable[[BaseException], BaseException] = _unchanged
+    event_out: Callable[[Any], Any]
+    error_out: Callable[[BaseException], BaseException | None] | None = None
 
-    async def apply(self, stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
-        """``stream`` with these translations applied, for a stream no chain drives.
+    def raised(self, error: BaseException) -> BaseException:
+        """What leaves in place of ``error``: its translation, or ``error`` itself."""
+        if self.error_out is None:
+            return error
+        translated = self.error_out(error)
+        return error if translated is None else translated
 
-        The stream is closed when the generator ends, fails or is closed.
+    def apply(self, stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+        """``stream`` with these translations applied, in a generator of its own.
+
+        For a stream no chain driver translates (with Output handlers the driver's stream is
+        translated this way too). The stream is closed once, when the generator ends, fails or
+        is closed.
         """
-        translate = self.event
-        try:
-            async for event in stream:
-                out = translate(event)
-                if out is not None:
-                    yield out
-        except GeneratorExit:
-            raise
-        except BaseException as error:
-            await _aclose(stream)
-            mapped = self.error(error)
-            if mapped is not error:
-                raise mapped from error
-            raise
-        finally:
-            await _aclose(stream)
+        return translated(self, lambda: stream)
 
 
-async def _aclose(stream: AsyncIterator[Any]) -> None:
+async def translated(
+    outbound: Outbound, open_stream: Callable[[], AsyncIterator[Any]]
+) -> AsyncGenerator[Any, None]:
+    """The stream ``open_stream`` returns, translated by ``outbound``; opened on first use, so
+    an error raised while opening it is translated too."""
+    translate = outbound.event_out
+    stream: AsyncIterator[Any] | None = None
+    try:
+        stream = open_stream()
+        async for event in stream:
+            out = translate(event)
+            if out is not None:
+                yield out
+    except GeneratorExit:
+        failure = await _close(stream)
+        if failure is not None:
+            raise failure from None
+        raise
+    except BaseException as error:
+        failure = await _close(stream)
+        if failure is not None:
+            _logger.error(
+                "error while closing a translated stream after a failure", exc_info=failure
+            )
+        raised = outbound.raised(error)
+        if raised is not error:
+            raise raised from error
+        raise
+    failure = await _close(stream)
+    if failure is not None:
+        raise failure
+
+
+async def _close(stream: AsyncIterator[Any] | None) -> BaseException | None:
+    """Close ``stream`` if it can be closed; return the failure instead of raising it."""
     aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
+    if aclose is None:
+        return None
+    try:
         await aclose()
+    except BaseException as failure:  # reported by the caller, after its own error
+        return failure
+    return None

@@ -14,7 +14,7 @@ from .handlers import (
     MiddlewareNext,
     MiddlewareOutputHandler,
 )
-from .outbound import Outbound
+from .outbound import Outbound, translated
 from .stage import (
     Middleware,
     MiddlewareInputPhase,
@@ -225,6 +225,8 @@ class MiddlewareRegistry:
         stage: MiddlewareStage[TContext, TResult, TEvent],
         context: TContext,
         terminal: MiddlewareNext[TContext, TEvent],
+        *,
+        outbound: None = None,
     ) -> AsyncGenerator[TEvent, None]: ...
 
     @overload
@@ -234,7 +236,7 @@ class MiddlewareRegistry:
         context: TContext,
         terminal: MiddlewareNext[TContext, TEvent],
         *,
-        outbound: Outbound,
+        outbound: Outbound | None,
     ) -> AsyncGenerator[Any, None]: ...
 
     def invoke(
@@ -252,13 +254,16 @@ class MiddlewareRegistry:
         chain is cleaned up at once rather than when it is garbage-collected.
 
         A bridge whose host loop has event types of its own passes an `Outbound`: the chain's
-        driver then hands out the host's events and exceptions, with no generator of the
-        bridge's around the stream.
+        driver then hands out the host's events and exceptions (what its translations make of
+        them, the result included), with no generator of the bridge's around the stream.
         """
         chain = self._chains.get(stage)
         if chain is None:
-            stream = terminal(context)
-            return stream if outbound is None else outbound.apply(stream)
+            if outbound is None:
+                return terminal(context)
+            # Opened inside the translating generator, so a terminal that fails at once fails
+            # as the host's error too, as it would with handlers.
+            return translated(outbound, lambda: terminal(context))
         compiled: CompiledChain[TContext, TResult, TEvent] = chain
         return compiled.run(context, terminal, outbound)
 

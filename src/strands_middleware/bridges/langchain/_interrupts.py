@@ -83,7 +83,8 @@ def interrupts_of(paused: Any) -> list[Interrupt]:
 
 def _tool_call_order(paused: Any) -> dict[str, int]:
     """Each tool call of the run's last tool-calling turn, by its id: its place in the turn."""
-    state: object = getattr(paused, "values", None)
+    # A result dict, a StateSnapshot (.values) or a ``version="v2"`` GraphOutput (.value).
+    state: object = getattr(paused, "values", None) or getattr(paused, "value", None)
     if isinstance(paused, Mapping):
         state = cast(object, paused)
     if not isinstance(state, Mapping):

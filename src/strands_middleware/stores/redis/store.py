@@ -75,7 +75,10 @@ class RedisStore:
 
     Args:
         connect: Makes a new redis-py asyncio client; called once per event loop that uses the
-            store. `from_url` builds one from a URL.
+            store. `from_url` builds one from a URL. Give the client ``socket_timeout=None``
+            (redis-py 8 defaults to 5 s): with a socket timeout, redis-py writes under
+            ``asyncio.wait_for``, which before Python 3.12 can drop a cancellation. ``timeout``
+            bounds each call either way; on Python 3.11+ a dropped cancellation is raised again.
         prefix: Starts every key, so several applications can share a server (no braces: the
             braces in a key are its hash tag).
         timeout: Seconds each call may take before it fails with `StoreError`.
@@ -134,7 +137,9 @@ class RedisStore:
             prefix: Starts every key.
             timeout: Seconds each call may take; also the connect timeout.
             poll: The longest pause between two attempts of a waiter to get a slot.
-            client_options: More keyword arguments for ``redis.asyncio.Redis.from_url``.
+            client_options: More keyword arguments for ``redis.asyncio.Redis.from_url`` (a
+                ``socket_timeout`` here brings back the cancellation problem described under
+                ``connect`` on Python 3.10).
         """
         # No socket timeout (redis-py 8 sets 5 s unless told otherwise): with one, redis-py
         # writes each command under ``asyncio.wait_for``, which before Python 3.12 drops a
