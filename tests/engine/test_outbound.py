@@ -233,4 +233,4 @@ async def test_a_failure_closing_the_stream_is_logged_and_the_error_still_transl
 
     with pytest.raises(HostError):
         await collect(OUTBOUND.apply(FailsToClose(KeyError("missing"))))
-    assert "error while closing a translated stream" in caplog.text
+    assert "error while closing a middleware chain after a failure" in caplog.text

@@ -29,11 +29,11 @@ after every generator has been closed.
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from types import AsyncGeneratorType
 from typing import Any, Generic, TypeVar, cast
 
+from ._cleanup import Opened, after_failure, close_all
 from ._registration import describe
 from .outbound import Outbound
 from .result import MiddlewareResult, halts_stage
@@ -41,13 +41,11 @@ from .stage import MiddlewareStage
 
 __all__: list[str] = []
 
-_logger = logging.getLogger("strands_middleware")
 
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
 TEvent = TypeVar("TEvent")
 
-_Opened = list[AsyncIterator[Any]]
 _Next = Callable[[Any], AsyncIterator[Any]]
 
 
@@ -134,7 +132,7 @@ def _missing_context(caller: object, where: str) -> TypeError:
 def _link(
     chain: CompiledChain[Any, Any, Any],
     terminal: Callable[[Any], AsyncIterator[Any]],
-    opened: _Opened,
+    opened: Opened,
 ) -> _Next:
     """Build the ``next_fn`` of every layer for one invocation, recording what each opens."""
     where = chain.where
@@ -156,7 +154,7 @@ def _link(
 
 
 def _layer(
-    handler: Callable[[Any, Any], Any], inner: _Next, opened: _Opened, where: str, caller: object
+    handler: Callable[[Any, Any], Any], inner: _Next, opened: Opened, where: str, caller: object
 ) -> _Next:
     def next_fn(context: Any = _MISSING) -> AsyncIterator[Any]:
         if context is _MISSING:
@@ -170,30 +168,13 @@ def _layer(
     return next_fn
 
 
-def _all_finished(opened: _Opened) -> bool:
+def _all_finished(opened: Opened) -> bool:
     """Whether every opened stream already ran to its end (the common, fully drained case).
 
     A finished native async generator has no frame left; closing it again would do nothing but
     cost an await per layer on every call.
     """
     return all(getattr(stream, "ag_frame", True) is None for stream in opened)
-
-
-async def _close_all(opened: _Opened) -> BaseException | None:
-    """Close every opened stream, innermost (last opened) first; return the first failure."""
-    first: BaseException | None = None
-    for stream in reversed(opened):
-        aclose = getattr(stream, "aclose", None)
-        if aclose is None or getattr(stream, "ag_frame", True) is None:
-            continue
-        try:
-            await aclose()
-        except BaseException as exc:  # every stream gets closed even if one fails
-            if first is None:
-                first = exc
-            else:
-                _logger.error("a further error while closing a middleware chain", exc_info=exc)
-    return first
 
 
 async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
@@ -235,23 +216,13 @@ def _bad_input_return(
     )
 
 
-async def _after_failure(
-    opened: _Opened, error: BaseException, outbound: Outbound | None
-) -> BaseException:
-    """Close the chain after ``error``; return what to raise (``error``, or its translation)."""
-    failure = await _close_all(opened)
-    if failure is not None:
-        _logger.error("error while closing a middleware chain after a failure", exc_info=failure)
-    return error if outbound is None else outbound.raised(error)
-
-
 async def _drive(
     chain: CompiledChain[Any, Any, Any],
     context: Any,
     terminal: Callable[[Any], AsyncIterator[Any]],
     outbound: Outbound | None,
 ) -> AsyncGenerator[Any, None]:
-    opened: _Opened = []
+    opened: Opened = []
     try:
         for handler in chain.inputs:
             given = context
@@ -293,17 +264,17 @@ async def _drive(
             if held is not None:
                 yield await _transform(chain, held)
     except GeneratorExit:
-        failure = await _close_all(opened)
+        failure = await close_all(opened)
         if failure is not None:
             raise failure from None
         raise
     except BaseException as error:
-        raised = await _after_failure(opened, error, outbound)
+        raised = await after_failure(opened, error, outbound)
         if raised is not error:
             raise raised from error
         raise
     if _all_finished(opened):
         return
-    failure = await _close_all(opened)
+    failure = await close_all(opened)
     if failure is not None:
         raise failure

@@ -9,14 +9,13 @@ own driver instead, where the event already passes.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Outbound"]
+from ._cleanup import Opened, after_failure, close_all
 
-_logger = logging.getLogger("strands_middleware")
+__all__ = ["Outbound"]
 
 
 @dataclass(frozen=True)
@@ -67,40 +66,24 @@ async def translated(
     """The stream ``open_stream`` returns, translated by ``outbound``; opened on first use, so
     an error raised while opening it is translated too."""
     translate = outbound.event_out
-    stream: AsyncIterator[Any] | None = None
+    opened: Opened = []
     try:
         stream = open_stream()
+        opened.append(stream)
         async for event in stream:
             out = translate(event)
             if out is not None:
                 yield out
     except GeneratorExit:
-        failure = await _close(stream)
+        failure = await close_all(opened)
         if failure is not None:
             raise failure from None
         raise
     except BaseException as error:
-        failure = await _close(stream)
-        if failure is not None:
-            _logger.error(
-                "error while closing a translated stream after a failure", exc_info=failure
-            )
-        raised = outbound.raised(error)
+        raised = await after_failure(opened, error, outbound)
         if raised is not error:
             raise raised from error
         raise
-    failure = await _close(stream)
+    failure = await close_all(opened)
     if failure is not None:
         raise failure
-
-
-async def _close(stream: AsyncIterator[Any] | None) -> BaseException | None:
-    """Close ``stream`` if it can be closed; return the failure instead of raising it."""
-    aclose = getattr(stream, "aclose", None)
-    if aclose is None:
-        return None
-    try:
-        await aclose()
-    except BaseException as failure:  # reported by the caller, after its own error
-        return failure
-    return None
