@@ -29,23 +29,28 @@ after every generator has been closed.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from types import AsyncGeneratorType
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from ._cleanup import Opened, after_failure, close_all
 from ._registration import describe
-from .outbound import Outbound
 from .result import MiddlewareResult, halts_stage
 from .stage import MiddlewareStage
 
+if TYPE_CHECKING:
+    from .outbound import Outbound
+
 __all__: list[str] = []
+
+_logger = logging.getLogger("strands_middleware")
 
 
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
 TEvent = TypeVar("TEvent")
 
+_Opened = list[AsyncIterator[Any]]
 _Next = Callable[[Any], AsyncIterator[Any]]
 
 
@@ -87,12 +92,33 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
             # The Output handlers' driver yields from several places, so the translation runs
             # in a generator after it: one hop more, only where a bridged stage has Output
             # handlers.
-            return outbound.apply(_drive(self, context, terminal, None))
+            return translated_stream(
+                self.stage, lambda: _drive(self, context, terminal, None), outbound
+            )
         return _drive(self, context, terminal, outbound)
 
 
-def _adopt(stream: object, opener: object, where: str) -> AsyncGenerator[Any, None]:
-    """Give a non-generator async iterator the generator interface ``next_fn`` promises."""
+def translated_stream(
+    stage: MiddlewareStage[Any, Any, Any],
+    open_stream: Callable[[], AsyncIterator[Any]],
+    outbound: Outbound,
+) -> AsyncGenerator[Any, None]:
+    """The stream ``open_stream`` returns, translated by ``outbound`` under the driver's rules.
+
+    It is the driver of a chain with no handlers: the stream is opened on first use (an error
+    opening it is translated too), closed once, and a failure closing it is logged.
+    """
+    return _drive(CompiledChain(stage, (), (), ()), None, lambda _context: open_stream(), outbound)
+
+
+def _adopt(
+    stream: object, opener: object, where: str, opened: _Opened
+) -> AsyncGenerator[Any, None]:
+    """Give a non-generator async iterator the generator interface ``next_fn`` promises.
+
+    The iterator itself is recorded in ``opened`` (before the generator around it), so the
+    driver closes it once, after that generator, with the cleanup rules every stream gets.
+    """
     if not isinstance(stream, AsyncIterator):
         raise TypeError(
             f"{describe(opener)} ({where}) returned {type(stream).__name__}, not an async "
@@ -102,14 +128,10 @@ def _adopt(stream: object, opener: object, where: str) -> AsyncGenerator[Any, No
     iterator: AsyncIterator[Any] = cast(Any, stream)
 
     async def adopted() -> AsyncGenerator[Any, None]:
-        try:
-            async for event in iterator:
-                yield event
-        finally:
-            aclose = getattr(iterator, "aclose", None)
-            if aclose is not None:
-                await aclose()
+        async for event in iterator:
+            yield event
 
+    opened.append(iterator)
     return adopted()
 
 
@@ -132,7 +154,7 @@ def _missing_context(caller: object, where: str) -> TypeError:
 def _link(
     chain: CompiledChain[Any, Any, Any],
     terminal: Callable[[Any], AsyncIterator[Any]],
-    opened: Opened,
+    opened: _Opened,
 ) -> _Next:
     """Build the ``next_fn`` of every layer for one invocation, recording what each opens."""
     where = chain.where
@@ -143,7 +165,7 @@ def _link(
             raise _missing_context(last, where)
         stream = terminal(context)
         if not _is_generator(stream):
-            stream = _adopt(stream, terminal, f"terminal of {chain.stage.name}")
+            stream = _adopt(stream, terminal, f"terminal of {chain.stage.name}", opened)
         opened.append(stream)
         return stream
 
@@ -154,27 +176,54 @@ def _link(
 
 
 def _layer(
-    handler: Callable[[Any, Any], Any], inner: _Next, opened: Opened, where: str, caller: object
+    handler: Callable[[Any, Any], Any], inner: _Next, opened: _Opened, where: str, caller: object
 ) -> _Next:
     def next_fn(context: Any = _MISSING) -> AsyncIterator[Any]:
         if context is _MISSING:
             raise _missing_context(caller, where)
         stream: AsyncIterator[Any] = handler(context, inner)
         if not _is_generator(stream):
-            stream = _adopt(stream, handler, where)
+            stream = _adopt(stream, handler, where, opened)
         opened.append(stream)
         return stream
 
     return next_fn
 
 
-def _all_finished(opened: Opened) -> bool:
+def _all_finished(opened: _Opened) -> bool:
     """Whether every opened stream already ran to its end (the common, fully drained case).
 
     A finished native async generator has no frame left; closing it again would do nothing but
     cost an await per layer on every call.
     """
     return all(getattr(stream, "ag_frame", True) is None for stream in opened)
+
+
+async def _close_all(opened: _Opened) -> BaseException | None:
+    """Close every opened stream, innermost (last opened) first; return the first failure."""
+    first: BaseException | None = None
+    for stream in reversed(opened):
+        aclose = getattr(stream, "aclose", None)
+        if aclose is None or getattr(stream, "ag_frame", True) is None:
+            continue
+        try:
+            await aclose()
+        except BaseException as exc:  # every stream gets closed even if one fails
+            if first is None:
+                first = exc
+            else:
+                _logger.error("a further error while closing a middleware chain", exc_info=exc)
+    return first
+
+
+async def _after_failure(
+    opened: _Opened, error: BaseException, outbound: Outbound | None
+) -> BaseException:
+    """Close what was opened after ``error``; return what to raise: ``error`` or its translation."""
+    failure = await _close_all(opened)
+    if failure is not None:
+        _logger.error("error while closing a middleware chain after a failure", exc_info=failure)
+    return error if outbound is None else outbound.raised(error)
 
 
 async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
@@ -222,7 +271,7 @@ async def _drive(
     terminal: Callable[[Any], AsyncIterator[Any]],
     outbound: Outbound | None,
 ) -> AsyncGenerator[Any, None]:
-    opened: Opened = []
+    opened: _Opened = []
     try:
         for handler in chain.inputs:
             given = context
@@ -264,17 +313,17 @@ async def _drive(
             if held is not None:
                 yield await _transform(chain, held)
     except GeneratorExit:
-        failure = await close_all(opened)
+        failure = await _close_all(opened)
         if failure is not None:
             raise failure from None
         raise
     except BaseException as error:
-        raised = await after_failure(opened, error, outbound)
+        raised = await _after_failure(opened, error, outbound)
         if raised is not error:
             raise raised from error
         raise
     if _all_finished(opened):
         return
-    failure = await close_all(opened)
+    failure = await _close_all(opened)
     if failure is not None:
         raise failure

@@ -13,7 +13,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._cleanup import Opened, after_failure, close_all
+from ._chain import translated_stream
+from .stage import MiddlewareStage
 
 __all__ = ["Outbound"]
 
@@ -57,33 +58,8 @@ class Outbound:
         translated this way too). The stream is closed once, when the generator ends, fails or
         is closed.
         """
-        return translated(self, lambda: stream)
+        return translated_stream(_STREAM, lambda: stream, self)
 
 
-async def translated(
-    outbound: Outbound, open_stream: Callable[[], AsyncIterator[Any]]
-) -> AsyncGenerator[Any, None]:
-    """The stream ``open_stream`` returns, translated by ``outbound``; opened on first use, so
-    an error raised while opening it is translated too."""
-    translate = outbound.event_out
-    opened: Opened = []
-    try:
-        stream = open_stream()
-        opened.append(stream)
-        async for event in stream:
-            out = translate(event)
-            if out is not None:
-                yield out
-    except GeneratorExit:
-        failure = await close_all(opened)
-        if failure is not None:
-            raise failure from None
-        raise
-    except BaseException as error:
-        raised = await after_failure(opened, error, outbound)
-        if raised is not error:
-            raise raised from error
-        raise
-    failure = await close_all(opened)
-    if failure is not None:
-        raise failure
+_STREAM = MiddlewareStage[Any, Any, Any]("translated stream", result_type=object)
+"""The stage `Outbound.apply` names in its errors (a stream that is not an async iterator)."""

@@ -14,7 +14,7 @@ from .handlers import (
     MiddlewareNext,
     MiddlewareOutputHandler,
 )
-from .outbound import Outbound, translated
+from .outbound import Outbound
 from .stage import (
     Middleware,
     MiddlewareInputPhase,
@@ -261,9 +261,9 @@ class MiddlewareRegistry:
         if chain is None:
             if outbound is None:
                 return terminal(context)
-            # Opened inside the translating generator, so a terminal that fails at once fails
-            # as the host's error too, as it would with handlers.
-            return translated(outbound, lambda: terminal(context))
+            # The driver of a chain with no handlers: the terminal is opened inside it, so one
+            # that fails at once fails as the host's error too, as it would with handlers.
+            return CompiledChain(stage, (), (), ()).run(context, terminal, outbound)
         compiled: CompiledChain[TContext, TResult, TEvent] = chain
         return compiled.run(context, terminal, outbound)
 
