@@ -391,6 +391,30 @@ class TestNonGeneratorStreams:
         assert seen_types == ["async_generator"]  # next_fn keeps its AsyncGenerator promise
         assert closed == [True]
 
+    async def test_an_adopted_iterator_failing_to_close_does_not_hide_the_error(
+        self, registry: MiddlewareRegistry, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        boom = KeyError("original")
+
+        class Failing:
+            def __aiter__(self) -> Failing:
+                return self
+
+            async def __anext__(self) -> Event:
+                raise boom
+
+            async def aclose(self) -> None:
+                raise OSError("cannot close")
+
+        registry.add_middleware(STAGE, lambda context, next_fn: Failing())
+        with (
+            caplog.at_level(logging.ERROR, logger="strands_middleware"),
+            pytest.raises(KeyError) as caught,
+        ):
+            await collect(registry.invoke(STAGE, "c", terminal))
+        assert caught.value is boom
+        assert "error while closing a middleware chain" in caplog.text
+
     async def test_a_wrap_returning_something_else_names_it(
         self, registry: MiddlewareRegistry
     ) -> None:
