@@ -11,6 +11,14 @@ order rotates every round) so drift on a noisy machine hits both alike, each rou
 built before the clock starts; a row times invocations only, in CPU time of the process.
 
 Run: ``make bench`` (or ``python benchmarks/bench_e2e.py --rounds 30``).
+
+``--instructions`` counts instead of timing: each contestant runs in a process of its own under
+valgrind's callgrind, and a row is the ratio of the machine instructions the ``--calls``
+invocations executed (after one warm-up invocation). Instruction counts do not move with the
+load of a shared machine, so the figures repeat to the last digit where timings move by several
+hundredths from run to run; they leave out what instructions do not show (cache misses, branch
+mispredictions), so they complement the timed figures rather than replace them. It needs
+``valgrind`` (Debian: ``apt-get install valgrind``) and takes a few minutes.
 """
 
 from __future__ import annotations
@@ -19,8 +27,11 @@ import argparse
 import asyncio
 import gc
 import importlib.util
+import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import AsyncGenerator, Callable, Sequence
@@ -399,19 +410,113 @@ def _scaling_rows(deltas: int) -> list[Row]:
     return rows
 
 
+# --------------------------------------------------------------------------------------------
+# Counting instructions (--instructions)
+# --------------------------------------------------------------------------------------------
+
+
+def _mark() -> None:
+    """A boundary callgrind cuts its counts at (``--dump-before=getppid``): nothing else here
+    calls ``getppid``, so the counts between two marks are exactly the work between them."""
+    os.getppid()
+
+
+async def _counted_worker(contestant: Contestant, calls: int) -> None:
+    """The body of one counted process: a warm-up invocation, then ``calls`` between marks."""
+    agents = [contestant.build() for _ in range(calls + 1)]
+    await contestant.invoke(agents[0])
+    gc.collect()
+    _mark()
+    for agent in agents[1:]:
+        await contestant.invoke(agent)
+    _mark()
+
+
+async def _count(name: str, argv: list[str], directory: str) -> int:
+    """Instructions executed by ``name``'s counted invocations, in a callgrind process."""
+    out = os.path.join(directory, f"{name}.out")
+    process = await asyncio.create_subprocess_exec(
+        "valgrind",
+        "--tool=callgrind",
+        "--dump-before=getppid",
+        f"--callgrind-out-file={out}",
+        sys.executable,
+        __file__,
+        *argv,
+        "--counted-worker",
+        name,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, stderr = await process.communicate()
+    if process.returncode != 0:
+        raise SystemExit(f"{name}: the counted run failed:\n{stderr.decode()[-2000:]}")
+    return _segment_total(name, out)
+
+
+def _segment_total(name: str, out: str) -> int:
+    # The dump the first mark starts and the second ends is the second one callgrind writes.
+    segment = f"{out}.2"
+    if os.path.exists(segment):
+        with open(segment) as dump:
+            for line in dump:
+                if line.startswith("totals:"):
+                    return int(line.split()[1])
+    raise SystemExit(f"{name}: callgrind wrote no counts between the marks ({segment})")
+
+
+async def _instruction_ratios(rows: list[Row], argv: list[str], calls: int) -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
+    names = {c.name for row in rows for c in (row.contestant, row.baseline)}
+    slots = asyncio.Semaphore(os.cpu_count() or 1)
+    with tempfile.TemporaryDirectory() as directory:
+
+        async def counted(name: str) -> tuple[str, int]:
+            async with slots:
+                return name, await _count(name, argv, directory)
+
+        counts = dict(await asyncio.gather(*(counted(name) for name in sorted(names))))
+    print(f"machine instructions per invocation, {calls} invocations counted per contestant")
+    print()
+    print("| figure | contestant | baseline | ratio | target |")
+    print("| --- | ---: | ---: | --- | --- |")
+    for row in rows:
+        mine, theirs = counts[row.contestant.name], counts[row.baseline.name]
+        print(
+            f"| {row.label} | {mine / calls / 1e6:.2f} M | {theirs / calls / 1e6:.2f} M "
+            f"| {mine / theirs:.3f}x | {row.target} |"
+        )
+
+
 async def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds per row")
     parser.add_argument("--calls", type=int, default=5, help="invocations per contestant a round")
     parser.add_argument("--deltas", type=int, default=200, help="text deltas per model turn")
     parser.add_argument("--scaling", action="store_true", help="add the scaling rows")
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions under callgrind instead"
+    )
+    parser.add_argument("--counted-worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     rows = _rows(args.deltas) + _pydantic_ai_rows(args.deltas) + _langchain_rows(args.deltas)
     if args.scaling:
         rows += _scaling_rows(args.deltas)
+    if args.counted_worker is not None:
+        by_name = {c.name: c for row in rows for c in (row.baseline, row.contestant)}
+        await _counted_worker(by_name[args.counted_worker], args.calls)
+        return
     for row in rows:
         await _check_same_work(row)
+    if args.instructions:
+        shared = [f"--calls={args.calls}", f"--deltas={args.deltas}"]
+        if args.scaling:
+            shared.append("--scaling")
+        await _instruction_ratios(rows, shared, args.calls)
+        return
 
     print(
         f"Python {sys.version.split()[0]}, strands-agents {_strands_version()}; "

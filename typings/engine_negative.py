@@ -80,3 +80,9 @@ async def fetch_search(context: SearchContext) -> AsyncGenerator[Event, None]:
 
 
 registry.invoke(SearchStage, SearchContext("q"), fetch_search, Outbound(lambda event: event))  # type: ignore[call-overload]  # pyright: ignore[reportCallIssue]
+
+
+async def open_with_a_terminal_of_another_stage() -> None:
+    # registry.open checks the terminal against the stage as invoke does.
+    async with registry.open(SearchStage, SearchContext("q"), fetch):  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+        pass

@@ -112,6 +112,14 @@ async def run() -> None:
     )
 
 
+async def run_in_a_block() -> None:
+    # The consumer drives the chain: the block's stream has the stage's event type.
+    async with registry.open(SearchStage, SearchContext("q"), search) as stream:
+        assert_type(stream, AsyncIterator[Event])
+        async for event in stream:
+            assert_type(event, Event)
+
+
 def run_maybe_translated(outbound: Outbound | None) -> None:
     # An Outbound that may be None: the events may be the host's.
     stream = registry.invoke(SearchStage, SearchContext("q"), search, outbound=outbound)

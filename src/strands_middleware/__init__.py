@@ -10,6 +10,7 @@ what they hold: Converse shapes in `strands_middleware.content`, stream events i
 hosts in `strands_middleware.host`, ready-made middleware in `strands_middleware.catalog`.
 """
 
+from .engine._chain import OpenedChain
 from .engine.handlers import (
     MiddlewareHandler,
     MiddlewareInputHandler,
@@ -59,6 +60,7 @@ __all__ = [
     "MiddlewareWrapPhase",
     "MissingResultError",
     "ModelStopReason",
+    "OpenedChain",
     "Outbound",
     "ToolResultEvent",
     "TypedEvent",

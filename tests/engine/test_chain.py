@@ -601,3 +601,183 @@ class TestFailingHandler:
         with pytest.raises(ConnectionError):
             await collect(registry.invoke(STAGE, "c", failing))
         assert registry.failing_handler(STAGE, boom) is None
+
+
+class TestOpen:
+    """`registry.open`: the consumer's ``async with`` drives the chain, with no driver hop."""
+
+    async def test_the_block_iterates_the_outermost_handlers_own_generator(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        outer = probe.wrap("outer")
+        registry.add_middleware(STAGE, outer)
+        registry.add_middleware(STAGE, probe.wrap("inner"))
+        async with registry.open(STAGE, "c", terminal) as stream:
+            assert getattr(stream, "ag_code", None) is outer.__code__
+            events = [event async for event in stream]
+        assert events == [Event(chunk=1), Event(chunk=2), Done(context="c")]
+
+    async def test_a_stage_without_handlers_streams_its_terminal_and_closes_it(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        async with registry.open(STAGE, "c", probe.terminal()) as stream:
+            async for _event in stream:
+                break
+        assert probe.closed() == ["terminal"]
+
+    async def test_leaving_by_break_closes_everything_once_innermost_first(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        registry.add_middleware(STAGE, probe.wrap("outer"))
+        registry.add_middleware(STAGE, probe.wrap("inner"))
+        async with registry.open(STAGE, "c", probe.terminal()) as stream:
+            async for _event in stream:
+                break
+        assert probe.closed() == ["terminal", "inner", "outer"]
+
+    async def test_what_a_handler_abandoned_is_closed_when_the_block_ends(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        async def first_only(
+            context: str, next_fn: MiddlewareNext[str, Event]
+        ) -> AsyncGenerator[Event, None]:
+            async for event in next_fn(context):
+                yield event
+                break
+            yield Done(short=True)
+
+        registry.add_middleware(STAGE, first_only)
+        registry.add_middleware(STAGE, probe.wrap("inner"))
+        async with registry.open(STAGE, "c", probe.terminal()) as stream:
+            events = [event async for event in stream]
+            assert probe.closed() == []
+        assert events == [Event(chunk=1), Done(short=True)]
+        assert probe.closed() == ["terminal", "inner"]
+
+    async def test_an_exception_in_the_block_closes_everything_and_leaves_as_it_is(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        boom = ValueError("consumer failed")
+        registry.add_middleware(STAGE, probe.wrap("outer"))
+        registry.add_middleware(STAGE, probe.wrap("inner"))
+        with pytest.raises(ValueError) as caught:
+            async with registry.open(STAGE, "c", probe.terminal()) as stream:
+                async for _event in stream:
+                    raise boom
+        assert caught.value is boom
+        assert probe.closed() == ["terminal", "inner", "outer"]
+
+    async def test_the_exception_leaving_the_block_wins_over_a_close_failure(
+        self, registry: MiddlewareRegistry, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        boom = KeyError("original")
+
+        async def bad_finally(
+            context: str, next_fn: MiddlewareNext[str, Event]
+        ) -> AsyncGenerator[Event, None]:
+            try:
+                async for event in next_fn(context):
+                    yield event
+            finally:
+                raise OSError("cleanup failed")
+
+        registry.add_middleware(STAGE, bad_finally)
+        with (
+            caplog.at_level(logging.ERROR, logger="strands_middleware"),
+            pytest.raises(KeyError) as caught,
+        ):
+            async with registry.open(STAGE, "c", terminal) as stream:
+                async for _event in stream:
+                    raise boom
+        assert caught.value is boom
+        assert "error while closing a middleware chain" in caplog.text
+
+    async def test_a_close_failure_is_raised_when_nothing_else_leaves_the_block(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        async def bad_finally(
+            context: str, next_fn: MiddlewareNext[str, Event]
+        ) -> AsyncGenerator[Event, None]:
+            try:
+                async for event in next_fn(context):
+                    yield event
+            finally:
+                raise OSError("cleanup failed")
+
+        registry.add_middleware(STAGE, probe.wrap("outer"))
+        registry.add_middleware(STAGE, bad_finally)
+        registry.add_middleware(STAGE, probe.wrap("inner"))
+        with pytest.raises(OSError, match="cleanup failed"):
+            async with registry.open(STAGE, "c", probe.terminal()) as stream:
+                async for _event in stream:
+                    break
+        assert probe.closed() == ["terminal", "inner", "outer"]
+
+    async def test_a_generator_holding_the_block_closed_early_closes_the_chain(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        registry.add_middleware(STAGE, probe.wrap("outer"))
+        registry.add_middleware(STAGE, probe.wrap("inner"))
+
+        async def runner() -> AsyncGenerator[Event, None]:
+            async with registry.open(STAGE, "c", probe.terminal()) as stream:
+                async for event in stream:
+                    yield event
+
+        events = runner()
+        await events.__anext__()
+        await events.aclose()
+        assert probe.closed() == ["terminal", "inner", "outer"]
+
+    async def test_cancellation_in_the_block_closes_everything_and_propagates(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        registry.add_middleware(STAGE, probe.wrap("outer"))
+        registry.add_middleware(STAGE, probe.wrap("inner"))
+
+        async def consume() -> None:
+            async with registry.open(STAGE, "c", probe.terminal(gate=asyncio.Event())) as stream:
+                async for _event in stream:
+                    pass
+
+        task = asyncio.create_task(consume())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert probe.closed() == ["terminal", "inner", "outer"]
+
+    async def test_input_handlers_run_on_entering_the_block(
+        self, registry: MiddlewareRegistry
+    ) -> None:
+        registry.add_middleware(STAGE.Input, lambda context: f"{context}+input")
+        registry.add_middleware(STAGE, Probe().wrap("w"))
+        async with registry.open(STAGE, "c", terminal) as stream:
+            events = [event async for event in stream]
+        assert events[-1] == Done(context="c+input")
+
+    async def test_an_input_handler_error_leaves_the_block_before_anything_opens(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        def forgets_to_return(context: str) -> None:
+            return None
+
+        registry.add_middleware(STAGE.Input, forgets_to_return)
+        registry.add_middleware(STAGE, probe.wrap("w"))
+        with pytest.raises(TypeError, match="forgets_to_return"):
+            async with registry.open(STAGE, "c", probe.terminal()):
+                pytest.fail("the block must not run")
+        assert probe.log == []
+
+    async def test_output_handlers_still_transform_the_result(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        def mark(result: MiddlewareResult[Done]) -> MiddlewareResult[Done]:
+            return result.replace(value=Done(result.value, marked=True))
+
+        registry.add_middleware(STAGE.Output, mark)
+        registry.add_middleware(STAGE, probe.wrap("w"))
+        async with registry.open(STAGE, "c", probe.terminal()) as stream:
+            events = [event async for event in stream]
+        assert events == [Event(chunk=1), Done(ok=True, marked=True)]
+        assert probe.closed() == ["terminal", "w"]

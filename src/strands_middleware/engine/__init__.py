@@ -4,6 +4,7 @@ It knows nothing of models, tools or agents, so a framework can define stages of
 Everything here is also exported from the package root.
 """
 
+from ._chain import OpenedChain
 from .handlers import (
     MiddlewareHandler,
     MiddlewareInputHandler,
@@ -37,5 +38,6 @@ __all__ = [
     "MiddlewareSource",
     "MiddlewareStage",
     "MiddlewareWrapPhase",
+    "OpenedChain",
     "Outbound",
 ]

@@ -41,7 +41,7 @@ from .stage import MiddlewareStage
 if TYPE_CHECKING:
     from .outbound import Outbound
 
-__all__: list[str] = []
+__all__ = ["OpenedChain"]
 
 _logger = logging.getLogger("strands_middleware")
 
@@ -265,6 +265,18 @@ def _bad_input_return(
     )
 
 
+async def _apply_inputs(chain: CompiledChain[Any, Any, Any], context: Any) -> Any:
+    """Run the Input handlers in order; return the context the Wrap handlers get."""
+    for handler in chain.inputs:
+        given = context
+        context = handler(context)
+        if inspect.isawaitable(context):
+            context = await context
+        if not isinstance(context, type(given)):
+            raise _bad_input_return(chain, handler, context)
+    return context
+
+
 async def _drive(
     chain: CompiledChain[Any, Any, Any],
     context: Any,
@@ -273,13 +285,8 @@ async def _drive(
 ) -> AsyncGenerator[Any, None]:
     opened: _Opened = []
     try:
-        for handler in chain.inputs:
-            given = context
-            context = handler(context)
-            if inspect.isawaitable(context):
-                context = await context
-            if not isinstance(context, type(given)):
-                raise _bad_input_return(chain, handler, context)
+        if chain.inputs:
+            context = await _apply_inputs(chain, context)
         stream = _link(chain, terminal, opened)(context)
         if outbound is not None:  # never with Output handlers (CompiledChain.run)
             translate = outbound.event_out
@@ -327,3 +334,73 @@ async def _drive(
     failure = await _close_all(opened)
     if failure is not None:
         raise failure
+
+
+class OpenedChain(Generic[TEvent]):
+    """One run of a stage's chain, driven by its consumer inside ``async with``.
+
+    ``async with registry.open(stage, context, terminal) as stream`` gives the stream of the
+    outermost Wrap handler itself, with no driver generator around it: the consumer's own loop is
+    the only layer above the handlers, so a streamed event crosses one generator hop fewer than
+    through `MiddlewareRegistry.invoke`. The driver's other duty, the cleanup contract, is kept by
+    leaving the block: every stream the chain opened is closed once, innermost first, whether the
+    block ends normally, by ``break``, by an exception or by ``GeneratorExit``; an exception
+    leaving the block wins over a failure to close (which is logged), and with nothing else
+    propagating the first such failure is raised once everything is closed.
+
+    Input handlers run on entering the block. A chain with Output handlers keeps its driver
+    (it must hold the result back), as does a run given an `Outbound`; a stage without handlers
+    streams its terminal, closed on leaving the block like any stream the chain opens.
+    """
+
+    __slots__ = ("_chain", "_context", "_opened", "_stage", "_terminal")
+
+    def __init__(
+        self,
+        chain: CompiledChain[Any, Any, TEvent] | None,
+        context: Any,
+        terminal: Callable[[Any], AsyncIterator[TEvent]],
+    ) -> None:
+        self._chain = chain
+        self._context = context
+        self._terminal = terminal
+        self._opened: _Opened = []
+
+    async def __aenter__(self) -> AsyncIterator[TEvent]:
+        chain = self._chain
+        opened = self._opened
+        if chain is None:
+            stream = self._terminal(self._context)
+            opened.append(stream)
+            return stream
+        if chain.outputs:
+            driven: AsyncIterator[TEvent] = _drive(chain, self._context, self._terminal, None)
+            opened.append(driven)
+            return driven
+        try:
+            context = self._context
+            if chain.inputs:
+                context = await _apply_inputs(chain, context)
+            return _link(chain, self._terminal, opened)(context)
+        except BaseException as error:
+            await _after_failure(opened, error, None)
+            raise
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: object,
+    ) -> None:
+        opened = self._opened
+        if exc is None or isinstance(exc, GeneratorExit):
+            # Ended, left by ``break``, or closed early: what has not finished is closed, and a
+            # failure to close is the error (GeneratorExit carries on when nothing failed).
+            if _all_finished(opened):
+                return
+            failure = await _close_all(opened)
+            if failure is not None:
+                raise failure from None
+            return
+        # An exception is leaving the block: it wins; closing failures are logged.
+        await _after_failure(opened, exc, None)

@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import Any, TypeAlias, TypeVar, Union, cast, overload
 
 from ..exceptions import MissingResultError
-from ._chain import CompiledChain
+from ._chain import CompiledChain, OpenedChain
 from ._registration import code_of, raising_code
 from .handlers import (
     MiddlewareHandler,
@@ -266,6 +266,23 @@ class MiddlewareRegistry:
             return CompiledChain(stage, (), (), ()).run(context, terminal, outbound)
         compiled: CompiledChain[TContext, TResult, TEvent] = chain
         return compiled.run(context, terminal, outbound)
+
+    def open(
+        self,
+        stage: MiddlewareStage[TContext, TResult, TEvent],
+        context: TContext,
+        terminal: MiddlewareNext[TContext, TEvent],
+    ) -> OpenedChain[TEvent]:
+        """Run ``stage`` for ``context`` around ``terminal`` under the consumer's ``async with``.
+
+        The same run as `invoke`, for a consumer that iterates the stream in a block it holds:
+        ``async with registry.open(stage, context, terminal) as stream: async for event in
+        stream: ...``. The block takes the place of the chain's driver generator, so every
+        streamed event crosses one generator hop fewer; leaving the block closes everything the
+        chain opened, as the driver would (see `OpenedChain`). A host runner that is an async
+        generator itself uses this: its own loop is then the only layer above the handlers.
+        """
+        return OpenedChain(self._chains.get(stage), context, terminal)
 
     async def run(
         self,

@@ -73,13 +73,13 @@ async def run_agent_pass(
     context = AgentStreamContext(
         agent=agent, messages=messages, invocation_state=invocation_state, _interrupts=snapshot
     )
-    stream = registry.invoke(AgentStreamStage, context, _checked(terminal, messages))
     stop: EventLoopStopEvent | None = None
     try:
-        async for event in stream:
-            if isinstance(event, EventLoopStopEvent):
-                stop = event
-            yield event
+        async with registry.open(AgentStreamStage, context, _checked(terminal, messages)) as stream:
+            async for event in stream:
+                if isinstance(event, EventLoopStopEvent):
+                    stop = event
+                yield event
     except InterruptException as exc:
         if stop is not None and not _is_tool_interrupt(stop):
             interrupt_state.deactivate()
@@ -100,8 +100,6 @@ async def run_agent_pass(
             interrupts=[registered],
         )
         return
-    finally:
-        await stream.aclose()
     if stop is None:
         raise missing_result(AgentStreamStage)
     if (

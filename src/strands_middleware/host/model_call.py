@@ -87,13 +87,12 @@ async def run_model_call(
         MissingResultError: the chain produced no `ModelStopReason`.
     """
     found = False
-    stream = registry.invoke(InvokeModelStage, context, invoke_model_terminal)
-    try:
+    # This generator drives the chain itself (`MiddlewareRegistry.open`): no driver generator
+    # between it and the outermost handler.
+    async with registry.open(InvokeModelStage, context, invoke_model_terminal) as stream:
         async for event in stream:
             if isinstance(event, ModelStopReason):
                 found = True
             yield event
-    finally:
-        await stream.aclose()
     if not found:
         raise missing_result(InvokeModelStage)

@@ -162,8 +162,7 @@ async def run_tool_stage(
     failure: Exception | None = None
     result: ToolResultEvent | None = None
     try:
-        stream = registry.invoke(ExecuteToolStage, context, guarded)
-        async with aclosing(stream) as events:
+        async with registry.open(ExecuteToolStage, context, guarded) as events:
             async for event in events:
                 if isinstance(event, ToolResultEvent):
                     result = event

@@ -44,6 +44,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
 from ...content import Message, ToolUse
+from ...engine._chain import OpenedChain
 from ...engine.registry import MiddlewareSource
 from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, TypedEvent
 from ...exceptions import InterruptException, UnsupportedStageError
@@ -265,8 +266,8 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                     stops.append(event)
                 yield event
 
-        stream = registry.invoke(InvokeModelStage, context, terminal)
-        result = await _model_result(stream, relays, calls, produced)
+        chain = registry.open(InvokeModelStage, context, terminal)
+        result = await _model_result(chain, relays, calls, produced)
         if result is None:
             raise RuntimeError(
                 "InvokeModelStage middleware produced no ModelStopReason: a Wrap handler must "
@@ -360,7 +361,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
 
 
 async def _model_result(
-    stream: AsyncGenerator[TypedEvent, None],
+    chain: OpenedChain[TypedEvent],
     relays: list[Relay],
     calls: list[tuple[list[ModelStopReason], asyncio.Future[ModelResponse[Any]]]],
     produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]],
@@ -373,14 +374,14 @@ async def _model_result(
     result: ModelStopReason | None = None
     settled = False
     try:
-        async for event in stream:
-            if isinstance(event, ModelStopReason):
-                result = event
-            if relays:
-                relays[-1].let_out(event)
+        async with chain as stream:
+            async for event in stream:
+                if isinstance(event, ModelStopReason):
+                    result = event
+                if relays:
+                    relays[-1].let_out(event)
         settled = True
     finally:
-        await stream.aclose()
         for relay in relays:
             relay.settle()
         if not settled:

@@ -303,13 +303,10 @@ class MiddlewareModel(WrapperModel):
             self, messages, model_settings, model_request_parameters, None, streamed=False
         )
         result: ModelStopReason | None = None
-        stream = self.registry.invoke(InvokeModelStage, call.context, call.terminal)
-        try:
+        async with self.registry.open(InvokeModelStage, call.context, call.terminal) as stream:
             async for event in stream:
                 if isinstance(event, ModelStopReason):
                     result = event
-        finally:
-            await stream.aclose()
         if result is None:
             raise missing_result(InvokeModelStage)
         return call.response_of(result)
