@@ -13,12 +13,15 @@ built before the clock starts; a row times invocations only, in CPU time of the 
 Run: ``make bench`` (or ``python benchmarks/bench_e2e.py --rounds 30``).
 
 ``--instructions`` counts instead of timing: each contestant runs in a process of its own under
-valgrind's callgrind, and a row is the ratio of the machine instructions the ``--calls``
-invocations executed (after one warm-up invocation). Instruction counts do not move with the
-load of a shared machine, so the figures repeat to the last digit where timings move by several
-hundredths from run to run; they leave out what instructions do not show (cache misses, branch
-mispredictions), so they complement the timed figures rather than replace them. It needs
-``valgrind`` (Debian: ``apt-get install valgrind``) and takes a few minutes.
+valgrind's callgrind (as many at once as the machine has cores), and a row is the ratio of the
+machine instructions its ``--calls`` invocations executed, after one warm-up invocation
+(``--rounds`` plays no part). Instruction counts barely move with the load of a shared machine:
+two runs agree to about 0.1%, where timings move by several hundredths from run to run. They
+leave out what instructions do not show (cache misses, branch mispredictions, how many
+instructions a cycle compiled code retires against the interpreter), so they complement the
+timed figures rather than replace them. It needs ``valgrind`` (Debian: ``apt-get install
+valgrind``); on the 2-core development machine the main rows take about 10 minutes, with
+``--scaling`` about 20.
 """
 
 from __future__ import annotations
@@ -456,8 +459,11 @@ async def _count(name: str, argv: list[str], directory: str) -> int:
 
 
 def _segment_total(name: str, out: str) -> int:
-    # The dump the first mark starts and the second ends is the second one callgrind writes.
+    # The dump the first mark starts and the second ends is the second one callgrind writes; a
+    # third means something else called getppid, and the counts would be cut in the wrong place.
     segment = f"{out}.2"
+    if os.path.exists(f"{out}.3"):
+        raise SystemExit(f"{name}: getppid was called besides the two marks; the counts are cut")
     if os.path.exists(segment):
         with open(segment) as dump:
             for line in dump:
@@ -467,8 +473,6 @@ def _segment_total(name: str, out: str) -> int:
 
 
 async def _instruction_ratios(rows: list[Row], argv: list[str], calls: int) -> None:
-    if shutil.which("valgrind") is None:
-        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
     names = {c.name for row in rows for c in (row.contestant, row.baseline)}
     slots = asyncio.Semaphore(os.cpu_count() or 1)
     with tempfile.TemporaryDirectory() as directory:
@@ -497,7 +501,10 @@ async def main(argv: list[str]) -> None:
     parser.add_argument("--deltas", type=int, default=200, help="text deltas per model turn")
     parser.add_argument("--scaling", action="store_true", help="add the scaling rows")
     parser.add_argument(
-        "--instructions", action="store_true", help="count instructions under callgrind instead"
+        "--instructions",
+        action="store_true",
+        help="count machine instructions under valgrind's callgrind instead of timing "
+        "(--calls invocations counted per contestant; --rounds is not used)",
     )
     parser.add_argument("--counted-worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -509,6 +516,8 @@ async def main(argv: list[str]) -> None:
         by_name = {c.name: c for row in rows for c in (row.baseline, row.contestant)}
         await _counted_worker(by_name[args.counted_worker], args.calls)
         return
+    if args.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
     for row in rows:
         await _check_same_work(row)
     if args.instructions:

@@ -781,3 +781,43 @@ class TestOpen:
             events = [event async for event in stream]
         assert events == [Event(chunk=1), Done(ok=True, marked=True)]
         assert probe.closed() == ["terminal", "w"]
+
+    async def test_input_handlers_run_on_entering_the_block_beside_output_handlers(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        seen: list[str] = []
+
+        def remember(context: str) -> str:
+            seen.append(context)
+            return f"{context}+input"
+
+        registry.add_middleware(STAGE.Input, remember)
+        registry.add_middleware(STAGE.Output, lambda result: result)
+        registry.add_middleware(STAGE, probe.wrap("w"))
+        async with registry.open(STAGE, "c", terminal) as stream:
+            assert seen == ["c"]
+            events = [event async for event in stream]
+        assert events[-1] == Done(context="c+input")
+        assert seen == ["c"]
+
+    async def test_an_opened_chain_is_one_run(
+        self, registry: MiddlewareRegistry, probe: Probe
+    ) -> None:
+        registry.add_middleware(STAGE, probe.wrap("w"))
+        opened = registry.open(STAGE, "c", terminal)
+        async with opened as stream:
+            events = [event async for event in stream]
+        assert events[-1] == Done(context="c")
+        with pytest.raises(RuntimeError, match="already entered: it is one run"):
+            async with opened:
+                pytest.fail("the block must not run")
+
+    async def test_a_terminal_that_is_no_async_iterator_is_named_without_handlers(
+        self, registry: MiddlewareRegistry
+    ) -> None:
+        def returns_a_list(context: str) -> Any:
+            return [Done()]
+
+        with pytest.raises(TypeError, match=r"returns_a_list \(terminal of test\) returned list"):
+            async with registry.open(STAGE, "c", returns_a_list):
+                pytest.fail("the block must not run")

@@ -7,17 +7,22 @@ Cost model. Every streamed event crosses every layer, so the layout is chosen pe
 * Input handlers run once, before the first Wrap handler is called, and add no hop;
 * all Output handlers share the one driver generator that also does the cleanup, so they add no
   hop either: the driver holds the result event and applies them innermost first;
-* a stage with no handlers never gets here: the registry runs the terminal itself;
+* `MiddlewareRegistry.invoke` runs a stage with no handlers as its bare terminal;
 * a bridge's `Outbound` translation runs in the driver's own loop, so it adds no hop either
-  (except with Output handlers, whose driver it follows in a generator of its own).
+  (except with Output handlers, whose driver it follows in a generator of its own);
+* a consumer that holds the run in ``async with`` (`OpenedChain`, from `registry.open`) takes
+  the driver's place, so a chain of Wrap handlers then costs exactly one hop per handler: the
+  host runners are generators that loop over the stream anyway, and their loop is the layer
+  the driver would have added.
 
 Cleanup contract. Every generator the chain opens (handler generators and terminal streams) is
 recorded as it is opened and closed exactly once with ``aclose()``, innermost first, when the
-driver finishes: on normal end, on an exception, on cancellation, and when the consumer stops
-early. Closing innermost first means a handler's ``finally`` runs after everything it wrapped has
-released its resources, the same order nested ``async with`` blocks unwind in. A handler that
-abandons an inner chain early (it stops iterating ``next_fn(...)``, or retries) and needs it
-released at once can close it itself (``await stream.aclose()``); closing twice is harmless.
+driver finishes (or the ``async with`` block of an `OpenedChain` is left): on normal end, on an
+exception, on cancellation, and when the consumer stops early. Closing innermost first means a
+handler's ``finally`` runs after everything it wrapped has released its resources, the same order
+nested ``async with`` blocks unwind in. A handler that abandons an inner chain early (it stops
+iterating ``next_fn(...)``, or retries) and needs it released at once can close it itself (``await
+stream.aclose()``); closing twice is harmless.
 
 Exceptions. An exception raised in the chain reaches the caller as the same object (or, given an
 `Outbound`, as what its ``error_out`` makes of it, chained to the original). If closing a
@@ -282,10 +287,12 @@ async def _drive(
     context: Any,
     terminal: Callable[[Any], AsyncIterator[Any]],
     outbound: Outbound | None,
+    *,
+    inputs_applied: bool = False,
 ) -> AsyncGenerator[Any, None]:
     opened: _Opened = []
     try:
-        if chain.inputs:
+        if chain.inputs and not inputs_applied:
             context = await _apply_inputs(chain, context)
         stream = _link(chain, terminal, opened)(context)
         if outbound is not None:  # never with Output handlers (CompiledChain.run)
@@ -339,49 +346,67 @@ async def _drive(
 class OpenedChain(Generic[TEvent]):
     """One run of a stage's chain, driven by its consumer inside ``async with``.
 
-    ``async with registry.open(stage, context, terminal) as stream`` gives the stream of the
-    outermost Wrap handler itself, with no driver generator around it: the consumer's own loop is
-    the only layer above the handlers, so a streamed event crosses one generator hop fewer than
-    through `MiddlewareRegistry.invoke`. The driver's other duty, the cleanup contract, is kept by
-    leaving the block: every stream the chain opened is closed once, innermost first, whether the
-    block ends normally, by ``break``, by an exception or by ``GeneratorExit``; an exception
-    leaving the block wins over a failure to close (which is logged), and with nothing else
-    propagating the first such failure is raised once everything is closed.
+    ``async with registry.open(stage, context, terminal) as stream`` runs the Input handlers on
+    entering the block and gives the stream of the outermost Wrap handler itself, with no driver
+    generator around it: the consumer's own loop is the only layer above the handlers, so a
+    streamed event crosses one generator hop fewer than through `MiddlewareRegistry.invoke`.
+    The driver's other duty, the cleanup contract, is kept by leaving the block: every stream the
+    chain opened is closed once, innermost first, whether the block ends normally, by ``break``,
+    by an exception or by ``GeneratorExit``; an exception leaving the block wins over a failure
+    to close (which is logged), and with nothing else propagating the first such failure is
+    raised once everything is closed.
 
-    Input handlers run on entering the block. A chain with Output handlers keeps its driver
-    (it must hold the result back), as does a run given an `Outbound`; a stage without handlers
-    streams its terminal, closed on leaving the block like any stream the chain opens.
+    The block owns the stream: iterate it inside the block only (after the block it is closed
+    and yields nothing), and leave closing it to the block: ``aclose()`` on it would close the
+    outermost handler before what it wraps. An instance is one run; entering it again is a
+    `RuntimeError` (call ``registry.open`` again instead).
+
+    A chain with Output handlers keeps its driver generator, which must hold the result back
+    until the stream ends, so there the stream is the driver's; a stage without handlers streams
+    its terminal, closed on leaving the block like any stream the chain opens.
     """
 
-    __slots__ = ("_chain", "_context", "_opened", "_stage", "_terminal")
+    __slots__ = ("_chain", "_context", "_entered", "_opened", "_stage", "_terminal")
 
     def __init__(
         self,
+        stage: MiddlewareStage[Any, Any, TEvent],
         chain: CompiledChain[Any, Any, TEvent] | None,
         context: Any,
         terminal: Callable[[Any], AsyncIterator[TEvent]],
     ) -> None:
+        self._stage = stage
         self._chain = chain
         self._context = context
         self._terminal = terminal
         self._opened: _Opened = []
+        self._entered = False
 
     async def __aenter__(self) -> AsyncIterator[TEvent]:
+        if self._entered:
+            raise RuntimeError(
+                f"this OpenedChain of stage {self._stage.name!r} was already entered: it is one "
+                "run; call registry.open(...) again for another"
+            )
+        self._entered = True
         chain = self._chain
+        terminal = self._terminal
         opened = self._opened
-        if chain is None:
-            stream = self._terminal(self._context)
-            opened.append(stream)
-            return stream
-        if chain.outputs:
-            driven: AsyncIterator[TEvent] = _drive(chain, self._context, self._terminal, None)
-            opened.append(driven)
-            return driven
         try:
+            if chain is None:
+                stream: AsyncIterator[TEvent] = terminal(self._context)
+                if not _is_generator(stream):
+                    stream = _adopt(stream, terminal, f"terminal of {self._stage.name}", opened)
+                opened.append(stream)
+                return stream
             context = self._context
             if chain.inputs:
                 context = await _apply_inputs(chain, context)
-            return _link(chain, self._terminal, opened)(context)
+            if chain.outputs:
+                stream = _drive(chain, context, terminal, None, inputs_applied=True)
+                opened.append(stream)
+                return stream
+            return _link(chain, terminal, opened)(context)
         except BaseException as error:
             await _after_failure(opened, error, None)
             raise

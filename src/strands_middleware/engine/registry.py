@@ -275,14 +275,17 @@ class MiddlewareRegistry:
     ) -> OpenedChain[TEvent]:
         """Run ``stage`` for ``context`` around ``terminal`` under the consumer's ``async with``.
 
-        The same run as `invoke`, for a consumer that iterates the stream in a block it holds:
-        ``async with registry.open(stage, context, terminal) as stream: async for event in
-        stream: ...``. The block takes the place of the chain's driver generator, so every
-        streamed event crosses one generator hop fewer; leaving the block closes everything the
-        chain opened, as the driver would (see `OpenedChain`). A host runner that is an async
-        generator itself uses this: its own loop is then the only layer above the handlers.
+        The same handlers and the same cleanup rules as `invoke`, for a consumer that iterates
+        the stream in a block it holds: ``async with registry.open(stage, context, terminal) as
+        stream: async for event in stream: ...``. The block takes the place of the chain's
+        driver generator, so every streamed event crosses one generator hop fewer; a host runner
+        that is an async generator itself uses this, its own loop then being the only layer
+        above the handlers. Where it differs from `invoke` (see `OpenedChain`): the Input
+        handlers run on entering the block, the stream belongs to the block (iterate it there,
+        and let the block close it; a stage without handlers streams its terminal, closed on
+        leaving the block too), and there is no `Outbound`.
         """
-        return OpenedChain(self._chains.get(stage), context, terminal)
+        return OpenedChain(stage, self._chains.get(stage), context, terminal)
 
     async def run(
         self,

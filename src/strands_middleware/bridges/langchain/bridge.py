@@ -44,7 +44,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
 from ...content import Message, ToolUse
-from ...engine._chain import OpenedChain
+from ...engine import OpenedChain
 from ...engine.registry import MiddlewareSource
 from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, TypedEvent
 from ...exceptions import InterruptException, UnsupportedStageError
