@@ -58,6 +58,17 @@ def probe() -> Probe:
     return Probe()
 
 
+async def fails_to_close(
+    context: str, next_fn: MiddlewareNext[str, Event]
+) -> AsyncGenerator[Event, None]:
+    """A pass-through Wrap handler whose ``finally`` fails."""
+    try:
+        async for event in next_fn(context):
+            yield event
+    finally:
+        raise OSError("cleanup failed")
+
+
 async def test_events_stream_through_in_order(registry: MiddlewareRegistry, probe: Probe) -> None:
     registry.add_middleware(STAGE, probe.wrap("a"))
     events = await collect(registry.invoke(STAGE, "c", terminal))
@@ -432,17 +443,8 @@ class TestCleanupFailures:
     async def test_a_failing_close_is_raised_after_everything_else_is_closed(
         self, registry: MiddlewareRegistry, probe: Probe
     ) -> None:
-        async def bad_finally(
-            context: str, next_fn: MiddlewareNext[str, Event]
-        ) -> AsyncGenerator[Event, None]:
-            try:
-                async for event in next_fn(context):
-                    yield event
-            finally:
-                raise OSError("cleanup failed")
-
         registry.add_middleware(STAGE, probe.wrap("outer"))
-        registry.add_middleware(STAGE, bad_finally)
+        registry.add_middleware(STAGE, fails_to_close)
         registry.add_middleware(STAGE, probe.wrap("inner"))
         stream = registry.invoke(STAGE, "c", probe.terminal())
         await stream.__anext__()
@@ -464,17 +466,8 @@ class TestCleanupFailures:
             yield await stream.__anext__()
             raise boom
 
-        async def bad_finally(
-            context: str, next_fn: MiddlewareNext[str, Event]
-        ) -> AsyncGenerator[Event, None]:
-            try:
-                async for event in next_fn(context):
-                    yield event
-            finally:
-                raise OSError("cleanup failed")
-
         registry.add_middleware(STAGE, abandons)
-        registry.add_middleware(STAGE, bad_finally)
+        registry.add_middleware(STAGE, fails_to_close)
         with (
             caplog.at_level(logging.ERROR, logger="strands_middleware"),
             pytest.raises(KeyError) as caught,
@@ -672,16 +665,7 @@ class TestOpen:
     ) -> None:
         boom = KeyError("original")
 
-        async def bad_finally(
-            context: str, next_fn: MiddlewareNext[str, Event]
-        ) -> AsyncGenerator[Event, None]:
-            try:
-                async for event in next_fn(context):
-                    yield event
-            finally:
-                raise OSError("cleanup failed")
-
-        registry.add_middleware(STAGE, bad_finally)
+        registry.add_middleware(STAGE, fails_to_close)
         with (
             caplog.at_level(logging.ERROR, logger="strands_middleware"),
             pytest.raises(KeyError) as caught,
@@ -695,17 +679,8 @@ class TestOpen:
     async def test_a_close_failure_is_raised_when_nothing_else_leaves_the_block(
         self, registry: MiddlewareRegistry, probe: Probe
     ) -> None:
-        async def bad_finally(
-            context: str, next_fn: MiddlewareNext[str, Event]
-        ) -> AsyncGenerator[Event, None]:
-            try:
-                async for event in next_fn(context):
-                    yield event
-            finally:
-                raise OSError("cleanup failed")
-
         registry.add_middleware(STAGE, probe.wrap("outer"))
-        registry.add_middleware(STAGE, bad_finally)
+        registry.add_middleware(STAGE, fails_to_close)
         registry.add_middleware(STAGE, probe.wrap("inner"))
         with pytest.raises(OSError, match="cleanup failed"):
             async with registry.open(STAGE, "c", probe.terminal()) as stream:
