@@ -168,16 +168,26 @@ def _link(
     def open_terminal(context: Any = _MISSING) -> AsyncIterator[Any]:
         if context is _MISSING:
             raise _missing_context(last, where)
-        stream = terminal(context)
-        if not _is_generator(stream):
-            stream = _adopt(stream, terminal, f"terminal of {chain.stage.name}", opened)
-        opened.append(stream)
-        return stream
+        return _open_terminal(chain.stage, terminal, context, opened)
 
     next_fn: _Next = open_terminal
     for handler, caller in reversed(chain.links):
         next_fn = _layer(handler, next_fn, opened, where, caller)
     return next_fn
+
+
+def _open_terminal(
+    stage: MiddlewareStage[Any, Any, Any],
+    terminal: Callable[[Any], AsyncIterator[Any]],
+    context: Any,
+    opened: _Opened,
+) -> AsyncIterator[Any]:
+    """Open the terminal's stream for ``context`` and record it in ``opened``."""
+    stream = terminal(context)
+    if not _is_generator(stream):
+        stream = _adopt(stream, terminal, f"terminal of {stage.name}", opened)
+    opened.append(stream)
+    return stream
 
 
 def _layer(
@@ -219,6 +229,15 @@ async def _close_all(opened: _Opened) -> BaseException | None:
             else:
                 _logger.error("a further error while closing a middleware chain", exc_info=exc)
     return first
+
+
+async def _close_unfinished(opened: _Opened) -> None:
+    """Close what has not run to its end, innermost first; raise the first failure to close."""
+    if _all_finished(opened):
+        return
+    failure = await _close_all(opened)
+    if failure is not None:
+        raise failure from None
 
 
 async def _after_failure(
@@ -327,20 +346,14 @@ async def _drive(
             if held is not None:
                 yield await _transform(chain, held)
     except GeneratorExit:
-        failure = await _close_all(opened)
-        if failure is not None:
-            raise failure from None
+        await _close_unfinished(opened)
         raise
     except BaseException as error:
         raised = await _after_failure(opened, error, outbound)
         if raised is not error:
             raise raised from error
         raise
-    if _all_finished(opened):
-        return
-    failure = await _close_all(opened)
-    if failure is not None:
-        raise failure
+    await _close_unfinished(opened)
 
 
 class OpenedChain(Generic[TEvent]):
@@ -394,18 +407,16 @@ class OpenedChain(Generic[TEvent]):
         opened = self._opened
         try:
             if chain is None:
-                stream: AsyncIterator[TEvent] = terminal(self._context)
-                if not _is_generator(stream):
-                    stream = _adopt(stream, terminal, f"terminal of {self._stage.name}", opened)
-                opened.append(stream)
-                return stream
+                return _open_terminal(self._stage, terminal, self._context, opened)
             context = self._context
             if chain.inputs:
                 context = await _apply_inputs(chain, context)
             if chain.outputs:
-                stream = _drive(chain, context, terminal, None, inputs_applied=True)
-                opened.append(stream)
-                return stream
+                driven: AsyncIterator[TEvent] = _drive(
+                    chain, context, terminal, None, inputs_applied=True
+                )
+                opened.append(driven)
+                return driven
             return _link(chain, terminal, opened)(context)
         except BaseException as error:
             await _after_failure(opened, error, None)
@@ -417,15 +428,10 @@ class OpenedChain(Generic[TEvent]):
         exc: BaseException | None,
         traceback: object,
     ) -> None:
-        opened = self._opened
         if exc is None or isinstance(exc, GeneratorExit):
             # Ended, left by ``break``, or closed early: what has not finished is closed, and a
             # failure to close is the error (GeneratorExit carries on when nothing failed).
-            if _all_finished(opened):
-                return
-            failure = await _close_all(opened)
-            if failure is not None:
-                raise failure from None
+            await _close_unfinished(self._opened)
             return
         # An exception is leaving the block: it wins; closing failures are logged.
-        await _after_failure(opened, exc, None)
+        await _after_failure(self._opened, exc, None)
