@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,12 +40,15 @@ from strands_middleware.bridges.strands import StrandsBridge
 from strands_middleware.bridges.strands import _seams as seams
 from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
 from strands_middleware.bridges.strands.translate import (
+    OUTBOUND,
     Crossing,
     HostEvent,
+    events_in,
+    events_out,
     inbound,
     outbound,
 )
-from strands_middleware.events import EventLoopStopEvent, TextDeltaEvent
+from strands_middleware.events import EventLoopStopEvent, ModelStreamEvent, TextDeltaEvent
 from strands_middleware.exceptions import InterruptException, ReplacedMessagesError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.interrupts import Interrupt
@@ -149,6 +153,67 @@ class TestTranslation:
     def test_something_that_is_not_an_event_is_refused_naming_it(self) -> None:
         with pytest.raises(TypeError, match=r"cannot translate a int"):
             inbound(3, crossing())
+
+
+def delta_events() -> list[Any]:
+    """The two strands events of one streamed text delta: its raw chunk and its text."""
+    return [
+        seams.ModelStreamChunkEvent({"contentBlockDelta": {"delta": {"text": "hi"}}}),
+        seams.TextStreamEvent(delta={"text": "hi"}, text="hi"),
+    ]
+
+
+def edit(event: Any, how: str) -> None:
+    """Change a handler's delta event in place: add a key, or put a new value in its own key."""
+    if how == "key added":
+        event["note"] = 1
+    elif how == "value replaced":
+        key = "data" if isinstance(event, TextDeltaEvent) else "event"
+        event[key] = "HI" if key == "data" else {"contentBlockDelta": {"delta": {"text": "HI"}}}
+
+
+async def listed(stream: Any) -> list[Any]:
+    return [event async for event in stream]
+
+
+class TestStreamedDeltas:
+    """The stream's own translation of the per-delta events agrees with the tables'."""
+
+    async def test_events_in_gives_what_inbound_gives(self) -> None:
+        hosts = delta_events()
+
+        async def strands_stream() -> AsyncGenerator[Any, None]:
+            for host in hosts:
+                yield host
+
+        streamed = await listed(events_in(strands_stream(), crossing()))
+        tabled = [inbound(host, crossing()) for host in hosts]
+        assert [type(e) for e in streamed] == [type(e) for e in tabled]
+        assert streamed == tabled
+        assert isinstance(streamed[0], ModelStreamEvent)
+        assert isinstance(streamed[1], TextDeltaEvent) and streamed[1].text == "hi"
+
+    @pytest.mark.parametrize("how", ["unchanged", "key added", "value replaced"])
+    async def test_events_out_gives_what_outbound_gives(self, how: str) -> None:
+        hosts = delta_events()
+        state = crossing()
+        ours = [inbound(host, state) for host in hosts]
+        for event in ours:
+            edit(event, how)
+
+        async def chain() -> AsyncGenerator[Any, None]:
+            for event in ours:
+                yield event
+
+        streamed = await listed(events_out(aclosing(chain()), OUTBOUND, state))
+        tabled = [outbound(event, state) for event in ours]
+        assert [type(e) for e in streamed] == [type(e) for e in tabled]
+        assert streamed == tabled
+        kept = how != "value replaced"  # strands' event has no place for an added key
+        for host, back in zip(hosts, streamed, strict=True):
+            assert (back is host) is kept
+        if not kept:
+            assert streamed[1]["data"] == "HI" and streamed[1]["delta"] == {"text": "HI"}
 
 
 def test_a_handler_injected_event_reaches_the_strands_stream() -> None:
@@ -378,12 +443,14 @@ def test_what_handlers_pass_through_reaches_strands_as_the_same_objects() -> Non
         outside[HostInvokeModelStage].contexts, inside[HostInvokeModelStage].contexts, strict=True
     )
     for out, into in model_calls:
+        assert into is out  # nothing changed: strands' own context, not a copy of it
         assert into.messages is out.messages
         assert into.system_prompt is out.system_prompt
         assert into.tool_specs is out.tool_specs
         assert into.model is out.model
     [out] = outside[HostExecuteToolStage].contexts
     [into] = inside[HostExecuteToolStage].contexts
+    assert into is out
     assert into.tool is out.tool and into.tool_use is out.tool_use
     [out] = outside[seams.AgentStreamStage].contexts
     [into] = inside[seams.AgentStreamStage].contexts

@@ -23,16 +23,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from strands.interrupt import InterruptException as HostInterruptException
 from strands.middleware import ExecuteToolStage as HostExecuteToolStage
 from strands.middleware import InvokeModelStage as HostInvokeModelStage
 
-from ...engine.outbound import Outbound
+from ...engine import OpenedChain
 from ...engine.stage import MiddlewareStage
-from ...events import ModelMessageEvent, TypedEvent
-from ...exceptions import InterruptException, ReplacedMessagesError
+from ...events import TypedEvent
+from ...exceptions import ReplacedMessagesError
 from ...host.mixin import MiddlewareHostMixin
 from ...host.tool_call import copy_tool_use, run_tool_stage
 from ...interrupts import MiddlewareInterruptResult, execute_tool_interrupt_id
@@ -50,20 +51,31 @@ from ._converse import (
 )
 from ._tools import tool_in, tool_out
 from .translate import (
-    INBOUND,
     MODEL_OUTBOUND,
-    MODEL_STOP_IN,
     OUTBOUND,
     Crossing,
     Translate,
+    events_in,
+    events_out,
     interrupt_exception_in,
-    interrupt_exception_out,
-    translator,
 )
 
 __all__ = ["StrandsBridge"]
 
 _HostNext = Callable[[Any], AsyncIterator[Any]]
+
+
+def _changed(host_context: Any, **fields: Any) -> Any:
+    """strands' context with ``fields``: itself when each is the one it holds, else a copy.
+
+    Handlers mostly pass the context on as they got it, and strands' ``replace()`` (a dataclass
+    copy) costs more than the rest of the bridge's work on a call; what strands then sees is
+    the same either way.
+    """
+    for name, value in fields.items():
+        if getattr(host_context, name) is not value:
+            return host_context.replace(**fields)
+    return host_context
 
 
 def _ask(host_context: Any, name: str, reason: Any, response: Any) -> MiddlewareInterruptResult:
@@ -186,7 +198,8 @@ class StrandsBridge(MiddlewareHostMixin):
         crossing = Crossing(host_context.agent, host_context.invocation_state)
 
         def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
-            replaced = host_context.replace(
+            replaced = _changed(
+                host_context,
                 messages=host_items(
                     ours.messages, messages, shown_messages, host_messages, MESSAGE_KEYS
                 ),
@@ -198,7 +211,7 @@ class StrandsBridge(MiddlewareHostMixin):
                 invocation_state=ours.invocation_state,
                 model=ours.model,
             )
-            return _model_events_in(host_next(replaced), crossing)
+            return events_in(host_next(replaced), crossing, model_call=True)
 
         return self._run(InvokeModelStage, context, terminal, crossing, MODEL_OUTBOUND)
 
@@ -221,12 +234,13 @@ class StrandsBridge(MiddlewareHostMixin):
             tool_use = ours.tool_use
             if tool_use == host_context.tool_use:
                 tool_use = host_context.tool_use
-            replaced = host_context.replace(
+            replaced = _changed(
+                host_context,
                 tool=tool_out(ours.tool, tool),
                 tool_use=tool_use,
                 invocation_state=ours.invocation_state,
             )
-            return _events_in(host_next(replaced), crossing)
+            return events_in(host_next(replaced), crossing)
 
         return self._run(ExecuteToolStage, context, terminal, crossing, OUTBOUND)
 
@@ -254,7 +268,7 @@ class StrandsBridge(MiddlewareHostMixin):
             replaced = host_context
             if ours.invocation_state is not host_context.invocation_state:
                 replaced = dataclasses.replace(host_context, invocation_state=ours.invocation_state)
-            return _events_in(host_next(replaced), crossing)
+            return events_in(host_next(replaced), crossing)
 
         return self._run(AgentStreamStage, context, terminal, crossing, OUTBOUND)
 
@@ -268,61 +282,14 @@ class StrandsBridge(MiddlewareHostMixin):
     ) -> AsyncGenerator[Any, None]:
         """Run this library's chain; hand each event back to strands as strands' own.
 
-        The translation is the chain driver's (`Outbound`), not a generator of the bridge's
-        around it: every model-stream event saves a hop.
+        The chain is opened (`MiddlewareRegistry.open`), not invoked: `events_out` iterates the
+        outermost handler itself and translates in line, so a streamed event crosses no driver
+        generator and no translation call on its way to strands.
         """
-
-        lookup = table.get
-
-        def event_out(event: Any) -> Any:
-            back = lookup(event.__class__) or translator(table, event.__class__)
-            return back(event, crossing)
-
-        outbound = Outbound(event_out, _error_out)
         registry = self.middleware_registry
         if stage is ExecuteToolStage:
-            # The tool-call rules every host keeps; a tool call streams few events.
-            return outbound.apply(run_tool_stage(registry, context, terminal))
-        return registry.invoke(stage, context, terminal, outbound=outbound)
-
-
-def _error_out(error: BaseException) -> BaseException:
-    """An interrupt leaving the chain as the one strands registers; anything else as it is."""
-    if isinstance(error, InterruptException):
-        return interrupt_exception_out(error)
-    return error
-
-
-async def _events_in(stream: Any, crossing: Crossing) -> AsyncGenerator[TypedEvent, None]:
-    """The strands terminal's events as this library's, its interrupts as ours."""
-    try:
-        async for event in stream:
-            translate = INBOUND.get(event.__class__) or translator(INBOUND, event.__class__)
-            yield translate(event, crossing)
-    except HostInterruptException as error:
-        raise interrupt_exception_in(error) from error
-    finally:
-        await stream.aclose()
-
-
-async def _model_events_in(stream: Any, crossing: Crossing) -> AsyncGenerator[TypedEvent, None]:
-    """`_events_in` for a model call: the finished message is announced before the result.
-
-    The reference agent's model stage streams a `ModelMessageEvent` just before its
-    `ModelStopReason`; strands announces the message after the stage instead, so the bridge
-    adds it here for handlers (and `MODEL_OUTBOUND` keeps it from reaching strands twice).
-    """
-    lookup = INBOUND.get
-    try:
-        async for event in stream:
-            translate = lookup(event.__class__) or translator(INBOUND, event.__class__)
-            ours = translate(event, crossing)
-            # The stop event's translation, by identity: cheaper on every event than a class
-            # test of what it returned.
-            if translate is MODEL_STOP_IN:
-                yield ModelMessageEvent(ours.message)
-            yield ours
-    except HostInterruptException as error:
-        raise interrupt_exception_in(error) from error
-    finally:
-        await stream.aclose()
+            # The tool-call rules every host keeps (a tool call streams few events); its stream
+            # is closed on the chain's cleanup rules, as a terminal's would be.
+            rules = partial(run_tool_stage, registry, terminal=terminal)
+            return events_out(OpenedChain(stage, None, context, rules), table, crossing)
+        return events_out(registry.open(stage, context, terminal), table, crossing)

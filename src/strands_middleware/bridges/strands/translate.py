@@ -12,7 +12,9 @@ not copied). On the way out, an event the handler passed on unchanged goes back 
 strands object; one it changed or built becomes a new strands event carrying every field it
 set. "Unchanged" is decided by identity of the payload values, so an in-place edit of a nested
 value (a message's blocks, a usage dict) is carried back by the shared object itself, and
-reassigning a key is seen as a change.
+reassigning a key is seen as a change. A text delta or a raw chunk is judged by its text or its
+chunk alone, the one value strands' event holds: a key a handler adds to one has no place there
+either way, so the event still goes back as strands' own.
 
 Messages inside events are Converse views (see `_converse`). The pass's stop event maps its
 usage and latency to the figures strands' ``AgentResult`` carries (`Crossing`).
@@ -21,9 +23,11 @@ usage and latency to the figures strands' ``AgentResult`` carries (`Crossing`).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TypeVar, cast
 
+from strands.interrupt import InterruptException as HostInterruptException
 from strands.types import events as host_events
 
 from ...events import (
@@ -39,6 +43,7 @@ from ...events import (
     ToolUseDeltaEvent,
     TypedEvent,
 )
+from ...exceptions import InterruptException
 from . import _seams as seams
 from ._crossing import Crossing
 from ._interrupts import (
@@ -52,10 +57,11 @@ from ._interrupts import (
 __all__ = [
     "INBOUND",
     "MODEL_OUTBOUND",
-    "MODEL_STOP_IN",
     "OUTBOUND",
     "Crossing",
     "HostEvent",
+    "events_in",
+    "events_out",
     "inbound",
     "interrupt_exception_in",
     "interrupt_exception_out",
@@ -87,9 +93,23 @@ class HostEvent(TypedEvent):
 # --------------------------------------------------------------------------------------------
 # strands events, as handlers see them
 # --------------------------------------------------------------------------------------------
-# Each class below is the public class plus the strands event it was made from. Instances are
-# filled in directly (``__new__`` and item assignment) rather than through the public
+# Each class below is the public class plus the strands event it was made from. Most are filled
+# in item by item from an empty instance (see `_blank`) rather than through the public
 # constructors: this runs for every streamed chunk, and it saves the constructors' calls.
+
+_E = TypeVar("_E", bound=TypedEvent)
+
+
+def _blank(cls: type[_E]) -> Callable[[], _E]:
+    """What makes an empty ``cls``: the class itself, given ``dict``'s own ``__init__``.
+
+    Calling a dict subclass whose ``__init__`` is ``dict``'s runs no Python code, the cheapest
+    way to make one (``cls.__new__(cls)`` costs a third more, for checks it repeats on every
+    call). The public constructor is not needed: the translation fills the items itself.
+    """
+    # Through setattr: type checkers rightly refuse the assignment (the signatures differ).
+    setattr(cls, "__init__", vars(dict)["__init__"])  # noqa: B010
+    return cast("Callable[[], _E]", cls)
 
 
 class _ChunkIn(ModelStreamEvent):
@@ -97,15 +117,24 @@ class _ChunkIn(ModelStreamEvent):
     host: Any
 
 
+_new_chunk = _blank(_ChunkIn)
+
+
 class _TextIn(TextDeltaEvent):
     __slots__ = ("host",)
     host: Any
+
+
+_new_text = _blank(_TextIn)
 
 
 class _ToolUseDeltaIn(ToolUseDeltaEvent):
     __slots__ = ("delta", "host")
     delta: Any
     host: Any
+
+
+_new_tool_use_delta = _blank(_ToolUseDeltaIn)
 
 
 class _ReasoningIn(ReasoningDeltaEvent):
@@ -116,10 +145,16 @@ class _ReasoningIn(ReasoningDeltaEvent):
     part: Any
 
 
+_new_reasoning = _blank(_ReasoningIn)
+
+
 class _MessageIn(ModelMessageEvent):
     __slots__ = ("host", "shown")
     host: Any
     shown: Any
+
+
+_new_message = _blank(_MessageIn)
 
 
 class _ModelStopIn(ModelStopReason):
@@ -128,9 +163,15 @@ class _ModelStopIn(ModelStopReason):
     stop: Any
 
 
+_new_model_stop = _blank(_ModelStopIn)
+
+
 class _ToolStreamIn(ToolStreamEvent):
     __slots__ = ("host",)
     host: Any
+
+
+_new_tool_stream = _blank(_ToolStreamIn)
 
 
 class _ToolResultIn(ToolResultEvent):
@@ -150,19 +191,22 @@ class _LoopStopIn(EventLoopStopEvent):
     stop: Any
 
 
+_new_loop_stop = _blank(_LoopStopIn)
+
+
 def _host_event_in(host: Any, crossing: Crossing) -> Any:
     return HostEvent(host)
 
 
 def _chunk_in(host: Any, crossing: Crossing) -> Any:
-    event = _ChunkIn.__new__(_ChunkIn)
+    event = _new_chunk()
     event["event"] = host["event"]
     event.host = host
     return event
 
 
 def _text_in(host: Any, crossing: Crossing) -> Any:
-    event = _TextIn.__new__(_TextIn)
+    event = _new_text()
     event["data"] = host["data"]
     event.host = host
     return event
@@ -175,7 +219,7 @@ def _tool_use_delta_in(host: Any, crossing: Crossing) -> Any:
         "name": current.get("name", ""),
         "input": host["delta"]["toolUse"].get("input", ""),
     }
-    event = _ToolUseDeltaIn.__new__(_ToolUseDeltaIn)
+    event = _new_tool_use_delta()
     event["tool_use_delta"] = delta
     event.host = host
     event.delta = delta
@@ -185,7 +229,7 @@ def _tool_use_delta_in(host: Any, crossing: Crossing) -> Any:
 def _reasoning_in(key: str, part: str) -> Translate:
     def reasoning_in(host: Any, crossing: Crossing) -> Any:
         delta = {part: host[key]}
-        event = _ReasoningIn.__new__(_ReasoningIn)
+        event = _new_reasoning()
         event["reasoning"] = True
         event["reasoning_delta"] = delta
         event.host = host
@@ -199,7 +243,7 @@ def _reasoning_in(key: str, part: str) -> Translate:
 
 def _message_in(host: Any, crossing: Crossing) -> Any:
     shown = crossing.message_view(host["message"])
-    event = _MessageIn.__new__(_MessageIn)
+    event = _new_message()
     event["message"] = shown
     event.host = host
     event.shown = shown
@@ -209,7 +253,7 @@ def _message_in(host: Any, crossing: Crossing) -> Any:
 def _model_stop_in(host: Any, crossing: Crossing) -> Any:
     stop_reason, message, usage, metrics = host["stop"]
     stop = (stop_reason, crossing.message_view(message), usage, metrics)
-    event = _ModelStopIn.__new__(_ModelStopIn)
+    event = _new_model_stop()
     event["stop"] = stop
     event.host = host
     event.stop = stop
@@ -217,7 +261,7 @@ def _model_stop_in(host: Any, crossing: Crossing) -> Any:
 
 
 def _tool_stream_in(host: Any, crossing: Crossing) -> Any:
-    event = _ToolStreamIn.__new__(_ToolStreamIn)
+    event = _new_tool_stream()
     event["tool_stream_event"] = host["tool_stream_event"]
     event.host = host
     return event
@@ -242,7 +286,7 @@ def _loop_stop_in(host: Any, crossing: Crossing) -> Any:
     usage, metrics = crossing.stop_in(host)
     ours = None if interrupts is None else [interrupt_in(i) for i in interrupts]
     stop = (stop_reason, crossing.message_view(message), usage, metrics, ours)
-    event = _LoopStopIn.__new__(_LoopStopIn)
+    event = _new_loop_stop()
     event["stop"] = stop
     event.host = host
     event.stop = stop
@@ -267,9 +311,6 @@ INBOUND: dict[type, Translate] = {
     seams.EventLoopStopEvent: _loop_stop_in,
 }
 """strands event class -> its translation into this library's (by exact class; see `translator`)."""
-
-MODEL_STOP_IN: Translate = _model_stop_in
-"""The inbound translation of strands' `ModelStopReason` (and of any subclass of it)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -296,8 +337,9 @@ def _chunk_out(event: Any, crossing: Crossing) -> Any:
 
 
 def _chunk_in_out(event: Any, crossing: Crossing) -> Any:
+    # Only the chunk reaches strands (`_chunk_out`), so the chunk alone decides "unchanged".
     host = event.host
-    if len(event) == 1 and event.get("event") is host["event"]:
+    if event["event"] is host["event"]:
         return host
     return _chunk_out(event, crossing)
 
@@ -308,8 +350,9 @@ def _text_out(event: Any, crossing: Crossing) -> Any:
 
 
 def _text_in_out(event: Any, crossing: Crossing) -> Any:
+    # Only the text reaches strands (`_text_out`), so the text alone decides "unchanged".
     host = event.host
-    if len(event) == 1 and event.get("data") is host["data"]:
+    if event["data"] is host["data"]:
         return host
     return _text_out(event, crossing)
 
@@ -537,3 +580,81 @@ def outbound(event: Any, crossing: Crossing, table: dict[type, Translate] = OUTB
     """One handler event as strands gets it; ``None`` when it is not passed back."""
     translate = table.get(event.__class__) or translator(table, event.__class__)
     return translate(event, crossing)
+
+
+# --------------------------------------------------------------------------------------------
+# The hot path: a strands stage's stream, both ways
+# --------------------------------------------------------------------------------------------
+# Every streamed delta crosses as two events, a raw chunk and its text, so the per-event cost
+# of the bridge is mostly these two. The generators and the function below translate them in
+# line, as `_chunk_in`, `_text_in`, `_chunk_in_out` and `_text_in_out` do (tests hold them to
+# the same results), which saves a call in each direction on every event; any other class goes
+# through its table.
+
+
+async def events_in(
+    stream: Any, crossing: Crossing, *, model_call: bool = False
+) -> AsyncGenerator[Any, None]:
+    """The strands terminal's events as this library's, its interrupts as ours.
+
+    For a model call (``model_call``) the finished message is also announced before the
+    result: the reference agent's model stage streams a `ModelMessageEvent` just before its
+    `ModelStopReason`, strands announces the message after the stage instead, so it is added
+    here for handlers (and `MODEL_OUTBOUND` keeps it from reaching strands twice).
+    """
+    chunk_class = seams.ModelStreamChunkEvent
+    text_class = seams.TextStreamEvent
+    lookup = INBOUND.get
+    try:
+        async for event in stream:
+            cls = event.__class__
+            if cls is chunk_class:
+                chunk = _new_chunk()
+                chunk["event"] = event["event"]
+                chunk.host = event
+                yield chunk
+            elif cls is text_class:
+                text = _new_text()
+                text["data"] = event["data"]
+                text.host = event
+                yield text
+            else:
+                translate = lookup(cls) or translator(INBOUND, cls)
+                ours = translate(event, crossing)
+                if model_call and translate is _model_stop_in:
+                    yield ModelMessageEvent(ours.message)
+                yield ours
+    except HostInterruptException as error:
+        raise interrupt_exception_in(error) from error
+    finally:
+        await stream.aclose()
+
+
+async def events_out(
+    chain: AbstractAsyncContextManager[AsyncIterator[Any]],
+    table: dict[type, Translate],
+    crossing: Crossing,
+) -> AsyncGenerator[Any, None]:
+    """A stage call's chain, run: each event as strands gets it, an interrupt as strands' own.
+
+    ``chain`` is entered here and left before an exception goes on, so everything the chain
+    opened is closed by then (`OpenedChain`'s contract). An event whose translation is ``None``
+    is not passed back.
+    """
+    lookup = table.get
+    try:
+        async with chain as stream:
+            async for event in stream:
+                cls = event.__class__
+                if cls is _ChunkIn:
+                    host = event.host
+                    yield host if event["event"] is host["event"] else _chunk_out(event, crossing)
+                elif cls is _TextIn:
+                    host = event.host
+                    yield host if event["data"] is host["data"] else _text_out(event, crossing)
+                else:
+                    back = (lookup(cls) or translator(table, cls))(event, crossing)
+                    if back is not None:
+                        yield back
+    except InterruptException as error:
+        raise interrupt_exception_out(error) from error
