@@ -236,9 +236,11 @@ async def _close_all(opened: _Opened) -> BaseException | None:
 
 
 async def _close_unfinished(opened: _Opened) -> None:
-    """Close what has not run to its end, innermost first; raise the first failure to close."""
-    if _all_finished(opened):
-        return
+    """Close what has not run to its end, innermost first; raise the first failure to close.
+
+    Where the chain may have been drained (its normal end), callers test `_all_finished` first
+    and skip this coroutine altogether.
+    """
     failure = await _close_all(opened)
     if failure is not None:
         raise failure from None

@@ -586,10 +586,10 @@ def outbound(event: Any, crossing: Crossing, table: dict[type, Translate] = OUTB
 # The hot path: a strands stage's stream, both ways
 # --------------------------------------------------------------------------------------------
 # Every streamed delta crosses as two events, a raw chunk and its text, so the per-event cost
-# of the bridge is mostly these two. The generators and the function below translate them in
-# line, as `_chunk_in`, `_text_in`, `_chunk_in_out` and `_text_in_out` do (tests hold them to
-# the same results), which saves a call in each direction on every event; any other class goes
-# through its table.
+# of the bridge is mostly these two. The two generators below translate them in line, as
+# `_chunk_in`, `_text_in`, `_chunk_in_out` and `_text_in_out` do (tests hold them to the same
+# results), which saves a call in each direction on every event; any other class goes through
+# its table.
 
 
 async def events_in(
