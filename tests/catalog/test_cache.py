@@ -440,6 +440,24 @@ async def test_a_stream_carrying_an_interrupt_event_is_not_cached() -> None:
     assert len(cache.store) == 0  # type: ignore[arg-type]
 
 
+async def test_an_interrupt_of_a_class_seen_before_without_one_is_not_cached() -> None:
+    class Paused(TypedEvent):
+        @property
+        def is_interrupt(self) -> bool:
+            return bool(self.get("paused"))
+
+    async def halts_late(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+        yield Paused()
+        yield ToolResultEvent({"toolUseId": "t1", "status": "success", "content": []})
+        yield Paused({"paused": True})
+
+    cache = Cache(ExecuteToolStage)
+    registry = MiddlewareRegistry()
+    registry.use(cache)
+    await collect(registry.invoke(ExecuteToolStage, tool_context("x", "t1", {}), halts_late))
+    assert len(cache.store) == 0  # type: ignore[arg-type]
+
+
 # ---- tool calls ----------------------------------------------------------------------------
 
 

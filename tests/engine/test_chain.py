@@ -277,6 +277,28 @@ class TestOutputPhase:
         assert calls == []
         assert events == [Event(chunk=1), Halt(reason="approval")]
 
+    async def test_each_event_of_a_class_that_may_halt_is_read(
+        self, registry: MiddlewareRegistry
+    ) -> None:
+        class Maybe(Event):
+            @property
+            def is_interrupt(self) -> bool:
+                return bool(self.get("halt"))
+
+        calls: list[object] = []
+
+        async def halts_late(context: str) -> AsyncGenerator[Event, None]:
+            yield Maybe(chunk=1)
+            yield Maybe(chunk=2)
+            yield Maybe(halt=True)
+            yield Done(n=1)
+
+        registry.add_middleware(STAGE.Output, lambda result: calls.append(result) or result)
+        for _ in range(2):  # the second run meets classes the chain has seen before
+            events = await collect(registry.invoke(STAGE, "c", halts_late))
+            assert events == [Maybe(chunk=1), Maybe(chunk=2), Maybe(halt=True), Done(n=1)]
+        assert calls == []
+
     async def test_halt_forwards_a_held_result_and_later_events_untransformed(
         self, registry: MiddlewareRegistry
     ) -> None:

@@ -97,3 +97,26 @@ def test_halts_stage_reads_each_event_of_a_class_it_has_seen_before() -> None:
     assert halts_stage(flagged)  # the class was seen before: its instances are still read
     assert halts_stage(Looked()) and halts_stage(Looked())
     assert not halts_stage(Slotted()) and not halts_stage({"is_interrupt": True})
+
+
+def test_never_halting_holds_only_classes_none_of_whose_events_can_halt() -> None:
+    from strands_middleware import halts_stage
+    from strands_middleware.engine.result import NEVER_HALTING
+
+    class Quiet(TypedEvent):
+        pass
+
+    assert not halts_stage(Quiet()) and Quiet in NEVER_HALTING
+    for may_halt in (Paused({"paused": True}), Paused(), Flagged(False), Halt()):
+        halts_stage(may_halt)
+        assert type(may_halt) not in NEVER_HALTING
+    assert halts_stage(Paused({"paused": True}))  # still read, event by event
+
+
+def test_passes_through_is_false_for_the_result_and_for_events_that_may_halt() -> None:
+    from strands_middleware.engine.result import passes_through
+
+    assert passes_through(TextDeltaEvent, Done)
+    assert not passes_through(Done, Done)
+    assert not passes_through(type("LaterDone", (Done,), {}), Done)  # a subclass is a result
+    assert not passes_through(Paused, Done) and not passes_through(ToolInterruptEvent, Done)

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
 from ..engine.handlers import MiddlewareNext
-from ..engine.result import halts_stage
+from ..engine.result import NEVER_HALTING, halts_stage
 from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import InterruptException
@@ -249,7 +249,7 @@ class CallLimit(CatalogMiddleware):
             counted = True
             try:
                 async for event in next_fn(context):
-                    if counted and halts_stage(event):
+                    if counted and event.__class__ not in NEVER_HALTING and halts_stage(event):
                         counted = False
                         _uncount(calls, name)
                     yield event
@@ -296,7 +296,7 @@ class CallLimit(CatalogMiddleware):
 
             try:
                 async for event in next_fn(context):
-                    if counted and halts_stage(event):
+                    if counted and event.__class__ not in NEVER_HALTING and halts_stage(event):
                         counted = False
                         await uncount()
                     yield event

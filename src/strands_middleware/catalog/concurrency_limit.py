@@ -38,7 +38,7 @@ import warnings
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, cast
 
-from ..engine.result import halts_stage
+from ..engine.result import NEVER_HALTING, halts_stage
 from ..engine.stage import Middleware
 from ..events import TypedEvent
 from ..exceptions import StoreWarning
@@ -172,7 +172,7 @@ class ConcurrencyLimit(CatalogMiddleware):
             held = True
             try:
                 async for event in next_fn(context):
-                    if held and halts_stage(event):
+                    if held and event.__class__ not in NEVER_HALTING and halts_stage(event):
                         held = False
                         await release()
                     yield event

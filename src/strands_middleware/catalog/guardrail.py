@@ -61,7 +61,7 @@ from typing import Any, Literal, TypeAlias, cast
 
 from ..content import ContentBlock, Message, Messages, Usage
 from ..engine.handlers import MiddlewareNext
-from ..engine.result import MiddlewareResult, halts_stage
+from ..engine.result import NEVER_HALTING, MiddlewareResult, halts_stage
 from ..engine.stage import Middleware
 from ..events import ModelStopReason, TextDeltaEvent, ToolResultEvent, TypedEvent
 from ..models import Model
@@ -462,7 +462,7 @@ class Guardrail(CatalogMiddleware):
                 return
             result: ToolResultEvent | None = None
             async for event in next_fn(context):
-                if halts_stage(event):
+                if event.__class__ not in NEVER_HALTING and halts_stage(event):
                     yield event  # a pause for a human: no result yet, nothing to check
                     return
                 if isinstance(event, ToolResultEvent):

@@ -35,7 +35,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, cast
 
-from ..engine.result import halts_stage
+from ..engine.result import NEVER_HALTING, halts_stage
 from ..engine.stage import Middleware
 from ..events import TypedEvent
 from ..exceptions import InterruptException
@@ -164,7 +164,7 @@ class RateLimit(CatalogMiddleware):
                     raise
             try:
                 async for event in next_fn(context):
-                    if spent and halts_stage(event):
+                    if spent and event.__class__ not in NEVER_HALTING and halts_stage(event):
                         spent = False
                         await refund()
                     yield event

@@ -47,7 +47,7 @@ from collections.abc import AsyncGenerator, Callable
 from types import AsyncGeneratorType
 from typing import Any, cast
 
-from ..engine.result import halts_by_class, halts_stage
+from ..engine.result import halts_stage, passes_through
 from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..stages.execute_tool import ExecuteToolStage
@@ -189,7 +189,7 @@ class Timeout(CatalogMiddleware):
                     if not settled and event.__class__ not in quiet:
                         if isinstance(event, result_type) or halts_stage(event):
                             settled = True
-                        elif _never_settles(event.__class__, result_type):
+                        elif passes_through(event.__class__, result_type):
                             quiet.add(event.__class__)
                     yield event
                     if alarm.expired:  # it rang while the consumer held the event
@@ -225,11 +225,6 @@ class Timeout(CatalogMiddleware):
         return ToolResultEvent.error(
             context.tool_use["toolUseId"], f"Tool call timed out after {self.seconds:g}s", error
         )
-
-
-def _never_settles(event_class: type, result_type: type) -> bool:
-    """Whether no event of ``event_class`` is the result or halts the stage, whatever it holds."""
-    return not issubclass(event_class, result_type) and not halts_by_class(event_class)
 
 
 class _Alarm:

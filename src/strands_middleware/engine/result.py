@@ -10,7 +10,14 @@ from typing_extensions import Self
 
 from ..events import TypedEvent
 
-__all__ = ["InterruptControlEvent", "MiddlewareResult", "halts_by_class", "halts_stage"]
+__all__ = [
+    "NEVER_HALTING",
+    "InterruptControlEvent",
+    "MiddlewareResult",
+    "halts_by_class",
+    "halts_stage",
+    "passes_through",
+]
 
 T = TypeVar("T")
 
@@ -61,12 +68,14 @@ def halts_stage(event: object) -> bool:
     """Whether ``event`` halts the stage it passes through (an `InterruptControlEvent`).
 
     The one test the chain and every catalog item use: a handler that counts, caches or times a
-    call must treat a halted call as unfinished (no result, nothing to keep).
+    call must treat a halted call as unfinished (no result, nothing to keep). A loop that sees
+    every streamed event tests ``event.__class__ not in NEVER_HALTING`` first, which spares it
+    the call for nearly every event.
     """
-    never = _NEVER_BY_CLASS.get(type(event))
-    if never is None:
-        never = _NEVER_BY_CLASS[type(event)] = _never_halts(type(event))
-    return False if never else bool(getattr(event, "is_interrupt", False))
+    event_class = type(event)
+    if event_class in NEVER_HALTING:
+        return False
+    return halts_by_class(event_class) and bool(getattr(event, "is_interrupt", False))
 
 
 def _never_halts(cls: type) -> bool:
@@ -90,10 +99,17 @@ _ABSENT = object()
 _NEVER_BY_CLASS: dict[type, bool] = {}
 """Per event class, whether its events never halt a stage, worked out on the first one seen.
 
-This is the hot path of every Output phase and of the catalog's per-event checks. Library
-events keep `TypedEvent`'s ``is_interrupt`` (always false), and reading that from the class
-saves calling the property; for other classes one lookup on the event remains. One entry per
-event class ever seen; classes are few.
+One entry per event class ever seen; classes are few.
+"""
+
+NEVER_HALTING: set[type] = set()
+"""The event classes seen so far none of whose events can halt a stage (see `halts_by_class`).
+
+The hot path of every Output phase and of the catalog's per-event checks: a streamed event is
+nearly always of one of these classes (library events keep `TypedEvent`'s ``is_interrupt``,
+which always answers false), and a set lookup on its class costs a fraction of a call to
+`halts_stage`. Filled by `halts_by_class` (so by `halts_stage`); an entry is never wrong, since
+whether a class can halt does not change.
 """
 
 
@@ -102,13 +118,23 @@ def halts_by_class(event_class: type) -> bool:
 
     False for a class that keeps `TypedEvent`'s ``is_interrupt`` (which always answers false),
     or has no ``is_interrupt`` and instances with nowhere to hold one; any other class may halt,
-    through a property or an instance attribute. A handler that sees many events may remember
-    the classes answered False here and skip `halts_stage` on their events.
+    through a property or an instance attribute. A class answered False joins `NEVER_HALTING`.
     """
     never = _NEVER_BY_CLASS.get(event_class)
     if never is None:
         never = _NEVER_BY_CLASS[event_class] = _never_halts(event_class)
+        if never:
+            NEVER_HALTING.add(event_class)
     return not never
+
+
+def passes_through(event_class: type, result_type: type) -> bool:
+    """Whether no event of ``event_class`` is a stage's ``result_type`` or halts the stage.
+
+    What a loop that looks for the result or an interrupt may skip on sight: it can remember
+    such classes in a set of its own and test each event's class against it.
+    """
+    return not issubclass(event_class, result_type) and not halts_by_class(event_class)
 
 
 _NEVER_HALTS: object = vars(TypedEvent)["is_interrupt"]

@@ -113,16 +113,18 @@ def _blank(cls: type[_E]) -> Callable[[], _E]:
 
 
 class _ChunkIn(ModelStreamEvent):
-    __slots__ = ("host",)
+    __slots__ = ("host", "value")
     host: Any
+    value: Any
 
 
 _new_chunk = _blank(_ChunkIn)
 
 
 class _TextIn(TextDeltaEvent):
-    __slots__ = ("host",)
+    __slots__ = ("host", "value")
     host: Any
+    value: Any
 
 
 _new_text = _blank(_TextIn)
@@ -199,16 +201,20 @@ def _host_event_in(host: Any, crossing: Crossing) -> Any:
 
 
 def _chunk_in(host: Any, crossing: Crossing) -> Any:
+    value = host["event"]
     event = _new_chunk()
-    event["event"] = host["event"]
+    event["event"] = value
     event.host = host
+    event.value = value
     return event
 
 
 def _text_in(host: Any, crossing: Crossing) -> Any:
+    value = host["data"]
     event = _new_text()
-    event["data"] = host["data"]
+    event["data"] = value
     event.host = host
+    event.value = value
     return event
 
 
@@ -338,9 +344,8 @@ def _chunk_out(event: Any, crossing: Crossing) -> Any:
 
 def _chunk_in_out(event: Any, crossing: Crossing) -> Any:
     # Only the chunk reaches strands (`_chunk_out`), so the chunk alone decides "unchanged".
-    host = event.host
-    if event["event"] is host["event"]:
-        return host
+    if event["event"] is event.value:
+        return event.host
     return _chunk_out(event, crossing)
 
 
@@ -351,9 +356,8 @@ def _text_out(event: Any, crossing: Crossing) -> Any:
 
 def _text_in_out(event: Any, crossing: Crossing) -> Any:
     # Only the text reaches strands (`_text_out`), so the text alone decides "unchanged".
-    host = event.host
-    if event["data"] is host["data"]:
-        return host
+    if event["data"] is event.value:
+        return event.host
     return _text_out(event, crossing)
 
 
@@ -609,14 +613,18 @@ async def events_in(
         async for event in stream:
             cls = event.__class__
             if cls is chunk_class:
+                value = event["event"]
                 chunk = _new_chunk()
-                chunk["event"] = event["event"]
+                chunk["event"] = value
                 chunk.host = event
+                chunk.value = value
                 yield chunk
             elif cls is text_class:
+                value = event["data"]
                 text = _new_text()
-                text["data"] = event["data"]
+                text["data"] = value
                 text.host = event
+                text.value = value
                 yield text
             else:
                 translate = lookup(cls) or translator(INBOUND, cls)
@@ -647,11 +655,15 @@ async def events_out(
             async for event in stream:
                 cls = event.__class__
                 if cls is _ChunkIn:
-                    host = event.host
-                    yield host if event["event"] is host["event"] else _chunk_out(event, crossing)
+                    if event["event"] is event.value:
+                        yield event.host
+                    else:
+                        yield _chunk_out(event, crossing)
                 elif cls is _TextIn:
-                    host = event.host
-                    yield host if event["data"] is host["data"] else _text_out(event, crossing)
+                    if event["data"] is event.value:
+                        yield event.host
+                    else:
+                        yield _text_out(event, crossing)
                 else:
                     back = (lookup(cls) or translator(table, cls))(event, crossing)
                     if back is not None:
