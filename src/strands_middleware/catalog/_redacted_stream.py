@@ -101,34 +101,47 @@ class RedactedStream:
 
     def feed(self, event: TypedEvent) -> Sequence[TypedEvent]:
         """The events to forward in place of ``event`` (none while its text is held back)."""
-        # The two events of every delta are told apart by their exact class first: a text
-        # delta is never probed for a raw chunk, nor a raw chunk for text (other classes, a
-        # handler's own events, are probed for both).
+        # Every event of every model call comes through here, so the two kinds of delta are
+        # read in line. They are told apart by their exact class first: a text delta is never
+        # probed for a raw chunk, nor a raw chunk for text (other classes, a handler's own
+        # events, are probed for both).
         kind = type(event)
-        raw = None if kind is TextDeltaEvent else _raw_text_delta(event)
-        if raw is not None:
-            block, text = raw
-            flushed = self.flush() if block != self._block else None
-            self._block = block
-            self._raw_template = event
-            self._pending += text
-            released = self._release(final=False) if len(self._pending) >= self._due else ""
-            self._echo, self._echo_text = text, released
-            if released:
-                return [*(flushed or ()), _with_raw_text(event, released)]
-            return flushed or _NOTHING
-        delta = None if kind is ModelStreamEvent else _delta_text(event)
-        if delta is not None:
-            self._delta_template = event
-            if self._echo is not None and delta == self._echo:
+        if kind is not TextDeltaEvent:
+            # A raw chunk's text: the lookups under one ``try`` rather than a type test per
+            # level, since nearly every event that gets here is a text chunk.
+            text: Any = None
+            block: object = None
+            chunk: Any = event.get("event")
+            if chunk is not None:
+                try:
+                    body: Any = chunk["contentBlockDelta"]
+                    text = body["delta"]["text"]
+                    block = body.get("contentBlockIndex")
+                except (KeyError, TypeError, AttributeError, IndexError):
+                    text = None
+            if isinstance(text, str):
+                flushed = self.flush() if block != self._block else None
+                self._block = block
+                self._raw_template = event
+                self._pending += text
+                released = self._release(final=False) if len(self._pending) >= self._due else ""
+                self._echo, self._echo_text = text, released
+                if released:
+                    return [*(flushed or ()), _with_raw_text(event, released)]
+                return flushed or _NOTHING
+        if kind is not ModelStreamEvent:
+            delta: Any = event.get("data")
+            if isinstance(delta, str):
+                self._delta_template = event
+                if self._echo is not None and delta == self._echo:
+                    self._echo = None
+                    echoed = self._echo_text
+                    return [_with_delta_text(event, echoed)] if echoed else _NOTHING
+                # A text delta no raw chunk announced (a handler's own): it joins the buffer.
                 self._echo = None
-                echoed = self._echo_text
-                return [_with_delta_text(event, echoed)] if echoed else _NOTHING
-            # A text delta no raw chunk announced (a handler's own): it joins the buffer.
-            self._echo = None
-            self._pending += delta
-            released = self._release(final=False) if len(self._pending) >= self._due else ""
-            return [_with_delta_text(event, released)] if released else _NOTHING
+                self._pending += delta
+                released = self._release(final=False) if len(self._pending) >= self._due else ""
+                return [_with_delta_text(event, released)] if released else _NOTHING
         self._echo = None
         if isinstance(event, ModelMessageEvent):
             return [*self.flush(), ModelMessageEvent(self._mask_message(event.message))]
@@ -264,27 +277,6 @@ def _safe_end(limit: int, spans: list[tuple[int, int]]) -> int:
                 end = begin
                 moved = True
     return end
-
-
-def _raw_text_delta(event: Mapping[str, Any]) -> tuple[object, str] | None:
-    # Lookups under one ``try`` rather than a type test per level: this runs on every event of
-    # every model call, and nearly every event either has no raw chunk or is a text delta, so
-    # the exception is rare while each test (and each typing.cast) would be paid every time.
-    chunk: Any = event.get("event")
-    if chunk is None:
-        return None
-    try:
-        body: Any = chunk["contentBlockDelta"]
-        text: Any = body["delta"]["text"]
-        block: object = body.get("contentBlockIndex")
-    except (KeyError, TypeError, AttributeError, IndexError):
-        return None
-    return (block, text) if isinstance(text, str) else None
-
-
-def _delta_text(event: Mapping[str, Any]) -> str | None:
-    text: Any = event.get("data")
-    return text if isinstance(text, str) else None
 
 
 def _ends_block(event: Mapping[str, Any]) -> bool:
