@@ -120,3 +120,16 @@ def test_passes_through_is_false_for_the_result_and_for_events_that_may_halt() -
     assert not passes_through(Done, Done)
     assert not passes_through(type("LaterDone", (Done,), {}), Done)  # a subclass is a result
     assert not passes_through(Paused, Done) and not passes_through(ToolInterruptEvent, Done)
+
+
+def test_classes_seen_is_shared_per_result_type_and_sorts_each_class_once_by_its_answer() -> None:
+    from strands_middleware.engine.result import classes_seen
+
+    seen = classes_seen(Done)
+    assert classes_seen(Done) is seen and classes_seen(TypedEvent) is not seen
+    seen.sort(TextDeltaEvent)
+    seen.sort(Paused)
+    seen.sort(Done)
+    assert TextDeltaEvent in seen.passing
+    assert Paused in seen.other and Done in seen.other
+    assert Paused not in seen.passing and Done not in seen.passing

@@ -61,7 +61,7 @@ import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, Protocol, cast
 
-from ..engine.result import halts_stage, passes_through
+from ..engine.result import classes_seen, halts_stage
 from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import StoreWarning
@@ -276,9 +276,11 @@ class Cache(CatalogMiddleware):
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         result_type: type[TypedEvent] = self.stage.result_type
-        # Event classes that are neither the result nor can halt: most of a stream, skipped on
-        # sight (`passes_through`).
-        plain: set[type] = set()
+        # Nearly every event is of a class that is neither the result nor can halt: those are
+        # passed on sight.
+        seen = classes_seen(result_type)
+        plain = seen.passing
+        other = seen.other
 
         async def cache(
             context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
@@ -307,8 +309,8 @@ class Cache(CatalogMiddleware):
                         result = event
                     elif halts_stage(event):
                         halted = True
-                    elif passes_through(event.__class__, result_type):
-                        plain.add(event.__class__)
+                    elif event.__class__ not in other:
+                        seen.sort(event.__class__)
                 yield event
             if result is not None and not halted and _succeeded(result):
                 await self._keep(key, result)

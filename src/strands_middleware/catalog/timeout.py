@@ -47,7 +47,7 @@ from collections.abc import AsyncGenerator, Callable
 from types import AsyncGeneratorType
 from typing import Any, cast
 
-from ..engine.result import halts_stage, passes_through
+from ..engine.result import classes_seen, halts_stage
 from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..stages.execute_tool import ExecuteToolStage
@@ -131,9 +131,6 @@ class Timeout(CatalogMiddleware):
         self._clock = clock
         # The default clock is the event loop's own, so the deadline's timer never needs moving.
         self._fixed_clock = clock is time.monotonic
-        # Event classes that can never settle a call (neither the result nor a halting event):
-        # nearly every event is of one, and a set lookup by class is the cheapest test of that.
-        self._quiet: set[type] = set()
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         timed = self._timed
@@ -169,7 +166,11 @@ class Timeout(CatalogMiddleware):
         alarm.arm()
         cancelling = alarm.cancelling
         result_type = self.stage.result_type
-        quiet = self._quiet
+        # Nearly every event is of a class that can never settle a call (neither the result
+        # nor able to halt), and a set lookup by class is the cheapest test of that.
+        seen = classes_seen(result_type)
+        quiet = seen.passing
+        other = seen.other
         settled = False  # the result or an interrupt has been forwarded
         cause: BaseException | None = None
         stream = next_fn(context)
@@ -189,8 +190,8 @@ class Timeout(CatalogMiddleware):
                     if not settled and event.__class__ not in quiet:
                         if isinstance(event, result_type) or halts_stage(event):
                             settled = True
-                        elif passes_through(event.__class__, result_type):
-                            quiet.add(event.__class__)
+                        elif event.__class__ not in other:
+                            seen.sort(event.__class__)
                     yield event
                     if alarm.expired:  # it rang while the consumer held the event
                         break

@@ -40,7 +40,7 @@ from types import AsyncGeneratorType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from ._registration import describe
-from .result import MiddlewareResult, halts_stage, passes_through
+from .result import MiddlewareResult, halts_stage
 from .stage import MiddlewareStage
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         outputs: Output handlers in application order: innermost (last registered) first.
     """
 
-    __slots__ = ("inputs", "links", "outputs", "plain", "stage", "where", "wraps")
+    __slots__ = ("inputs", "links", "outputs", "stage", "where", "wraps")
 
     def __init__(
         self,
@@ -85,9 +85,6 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         # Each Wrap handler paired with the one that calls its next_fn (None for the outermost,
         # which the driver calls), so a misused next_fn can name the handler that misused it.
         self.links = tuple(zip(self.wraps, (None, *self.wraps), strict=False))
-        # The event classes the Output phase's driver forwards on sight: neither the stage's
-        # result nor able to halt it (`passes_through`), nearly every event of a stream.
-        self.plain: set[type] = set()
 
     def run(
         self,
@@ -334,11 +331,10 @@ async def _drive(
                 yield event
         else:
             result_type = chain.stage.result_type
-            plain = chain.plain
             held: Any = None
             halted = False
             async for event in stream:
-                if halted or event.__class__ in plain:
+                if halted:
                     yield event
                 elif isinstance(event, result_type):
                     # The result is the last event of the result class: a later one replaces it.
@@ -352,8 +348,6 @@ async def _drive(
                         held = None
                     yield event
                 else:
-                    if passes_through(event.__class__, result_type):
-                        plain.add(event.__class__)
                     yield event
             if held is not None:
                 yield await _transform(chain, held)

@@ -12,8 +12,10 @@ from ..events import TypedEvent
 
 __all__ = [
     "NEVER_HALTING",
+    "ClassesSeen",
     "InterruptControlEvent",
     "MiddlewareResult",
+    "classes_seen",
     "halts_by_class",
     "halts_stage",
     "passes_through",
@@ -72,10 +74,10 @@ def halts_stage(event: object) -> bool:
     every streamed event tests ``event.__class__ not in NEVER_HALTING`` first, which spares it
     the call for nearly every event.
     """
-    event_class = type(event)
-    if event_class in NEVER_HALTING:
-        return False
-    return halts_by_class(event_class) and bool(getattr(event, "is_interrupt", False))
+    never = _NEVER_BY_CLASS.get(type(event))
+    if never is None:
+        never = not halts_by_class(type(event))
+    return False if never else bool(getattr(event, "is_interrupt", False))
 
 
 def _never_halts(cls: type) -> bool:
@@ -129,12 +131,46 @@ def halts_by_class(event_class: type) -> bool:
 
 
 def passes_through(event_class: type, result_type: type) -> bool:
-    """Whether no event of ``event_class`` is a stage's ``result_type`` or halts the stage.
-
-    What a loop that looks for the result or an interrupt may skip on sight: it can remember
-    such classes in a set of its own and test each event's class against it.
-    """
+    """Whether no event of ``event_class`` is a stage's ``result_type`` or halts the stage."""
     return not issubclass(event_class, result_type) and not halts_by_class(event_class)
+
+
+class ClassesSeen:
+    """The event classes seen on stages whose result is `result_type`, sorted once each.
+
+    A loop that looks at every streamed event for the result or an interrupt forwards an event
+    of a `passing` class on sight (a set lookup), and sorts a class it meets for the first time
+    with `sort`; the events of `other` classes are tested one by one. One instance per result
+    type, shared (`classes_seen`): the answer depends on the two classes only, so every chain,
+    handler and agent can share it, and none keeps sets of its own.
+    """
+
+    __slots__ = ("other", "passing", "result_type")
+
+    def __init__(self, result_type: type) -> None:
+        self.result_type = result_type
+        self.passing: set[type] = set()
+        """Classes none of whose events is the result or halts the stage (`passes_through`)."""
+        self.other: set[type] = set()
+        """The other classes seen: their events may be the result or may halt."""
+
+    def sort(self, event_class: type) -> None:
+        """Put ``event_class`` in `passing` or `other`."""
+        if passes_through(event_class, self.result_type):
+            self.passing.add(event_class)
+        else:
+            self.other.add(event_class)
+
+
+_CLASSES_SEEN: dict[type, ClassesSeen] = {}
+
+
+def classes_seen(result_type: type) -> ClassesSeen:
+    """The shared `ClassesSeen` of ``result_type``."""
+    found = _CLASSES_SEEN.get(result_type)
+    if found is None:
+        found = _CLASSES_SEEN[result_type] = ClassesSeen(result_type)
+    return found
 
 
 _NEVER_HALTS: object = vars(TypedEvent)["is_interrupt"]
