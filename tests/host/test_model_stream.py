@@ -628,6 +628,12 @@ class TestMalformedStreams:
 
         assert "a text delta holds a int, not a str" in message
 
+    async def test_a_text_delta_that_is_not_a_string_inside_an_open_text_block(self) -> None:
+        # The open text block's deltas take the short path; a bad one still gets the full check.
+        message = await error_of(text("Hi"), text(42))
+
+        assert message.startswith("malformed model stream at chunk 2: a text delta holds a int")
+
     async def test_a_tool_input_fragment_that_is_not_a_string_suggests_json_dumps(self) -> None:
         message = await error_of(tool_start("t-1", "w"), tool_input({"city": "Paris"}))
 

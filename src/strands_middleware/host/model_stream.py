@@ -114,7 +114,8 @@ class _MessageBuilder:
     def feed(self, chunk: StreamEvent) -> TypedEvent | None:
         """Take one chunk into the message; return the delta event it gives rise to, if any."""
         self._position += 1
-        if not isinstance(cast(object, chunk), dict):
+        sent: Any = chunk  # what the model really sent, whatever its annotation says
+        if not isinstance(sent, dict):
             raise self._error(
                 f"the model yielded a {_type_name(chunk)} ({_snippet(chunk)}), not a dict; "
                 "a model must yield Converse StreamEvent dicts such as "
@@ -125,14 +126,16 @@ class _MessageBuilder:
         # stream order, rather than silently dropping all but one.
         if "contentBlockDelta" in chunk and len(chunk) == 1:
             raw = chunk["contentBlockDelta"]
-            value = cast(object, raw)
             # The commonest chunk of all: one more text fragment for the open text block, with
-            # no index. Every check of the full path would pass for it, so it skips them.
-            if self._kind == "text" and self._stop_reason is None and type(value) is dict:
-                fields = cast("dict[str, object]", value)
-                delta = fields.get("delta") if len(fields) == 1 else None
-                if type(delta) is dict and len(cast("dict[str, object]", delta)) == 1:
-                    text = cast("dict[str, object]", delta).get("text")
+            # no index. Every check of the full path would pass for it, so it skips them. What
+            # it reads is typed ``Any`` and checked by class (``__class__``, which type checkers
+            # do not narrow to a dict of unknowns): ``cast`` calls would cost a call each here,
+            # on every delta.
+            value: Any = raw
+            if self._kind == "text" and self._stop_reason is None and value.__class__ is dict:
+                delta: Any = value.get("delta") if len(value) == 1 else None
+                if delta.__class__ is dict and len(delta) == 1:
+                    text: Any = delta.get("text")
                     if type(text) is str:
                         self._parts.append(text)
                         return TextDeltaEvent(text)
