@@ -435,8 +435,11 @@ async def _counted_worker(contestant: Contestant, calls: int) -> None:
     _mark()
 
 
-async def _count(name: str, argv: list[str], directory: str) -> int:
-    """Instructions executed by ``name``'s counted invocations, in a callgrind process."""
+async def _count(name: str, argv: list[str], directory: str, script: str = __file__) -> int:
+    """Instructions executed by ``name``'s counted invocations, in a callgrind process.
+
+    ``script`` is run with ``--counted-worker name`` and calls `_counted_worker` for it.
+    """
     out = os.path.join(directory, f"{name}.out")
     process = await asyncio.create_subprocess_exec(
         "valgrind",
@@ -444,7 +447,7 @@ async def _count(name: str, argv: list[str], directory: str) -> int:
         "--dump-before=getppid",
         f"--callgrind-out-file={out}",
         sys.executable,
-        __file__,
+        script,
         *argv,
         "--counted-worker",
         name,
