@@ -18,11 +18,9 @@ untranslated invocation only), so it follows the bridge's internals rather than 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import sys
-import tempfile
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -104,34 +102,17 @@ def _rows(deltas: int) -> list[e2e.Row]:
 
 
 async def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds per row")
-    parser.add_argument("--calls", type=int, default=6, help="invocations per contestant a round")
-    parser.add_argument("--deltas", type=int, default=200, help="text deltas per model turn")
-    parser.add_argument("--instructions", action="store_true", help="count under callgrind")
-    parser.add_argument("--counted-worker", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-
+    args = e2e.parser(__doc__.splitlines()[0], calls=6).parse_args(argv)
     rows = _rows(args.deltas)
-    contestants = {c.name: c for row in rows for c in (row.contestant, row.baseline)}
     if args.counted_worker is not None:
-        await e2e._counted_worker(contestants[args.counted_worker], args.calls)
+        by_name = {c.name: c for row in rows for c in (row.contestant, row.baseline)}
+        await e2e._counted_worker(by_name[args.counted_worker], args.calls)
         return
     for row in rows:
         await e2e._check_same_work(row)
     if args.instructions:
         shared = [f"--calls={args.calls}", f"--deltas={args.deltas}"]
-        with tempfile.TemporaryDirectory() as directory:
-            totals = await asyncio.gather(
-                *(e2e._count(name, shared, directory, script=__file__) for name in contestants)
-            )
-        counts = dict(zip(contestants, totals, strict=True))
-        for row in rows:
-            mine, theirs = counts[row.contestant.name], counts[row.baseline.name]
-            print(
-                f"| {row.label} | {mine / args.calls / 1e6:.2f} M "
-                f"| {theirs / args.calls / 1e6:.2f} M | {mine / theirs:.3f}x |"
-            )
+        await e2e._instruction_ratios(rows, shared, args.calls, script=__file__)
         return
     for row in rows:
         ratio = await e2e._ratio(row, args.rounds, args.calls)

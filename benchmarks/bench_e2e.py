@@ -475,14 +475,17 @@ def _segment_total(name: str, out: str) -> int:
     raise SystemExit(f"{name}: callgrind wrote no counts between the marks ({segment})")
 
 
-async def _instruction_ratios(rows: list[Row], argv: list[str], calls: int) -> None:
+async def _instruction_ratios(
+    rows: list[Row], argv: list[str], calls: int, script: str = __file__
+) -> None:
+    """Count every contestant of ``rows`` (``script`` runs one, see `_count`); print the table."""
     names = {c.name for row in rows for c in (row.contestant, row.baseline)}
     slots = asyncio.Semaphore(os.cpu_count() or 1)
     with tempfile.TemporaryDirectory() as directory:
 
         async def counted(name: str) -> tuple[str, int]:
             async with slots:
-                return name, await _count(name, argv, directory)
+                return name, await _count(name, argv, directory, script)
 
         counts = dict(await asyncio.gather(*(counted(name) for name in sorted(names))))
     print(f"machine instructions per invocation, {calls} invocations counted per contestant")
@@ -497,20 +500,28 @@ async def _instruction_ratios(rows: list[Row], argv: list[str], calls: int) -> N
         )
 
 
-async def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds per row")
-    parser.add_argument("--calls", type=int, default=5, help="invocations per contestant a round")
-    parser.add_argument("--deltas", type=int, default=200, help="text deltas per model turn")
-    parser.add_argument("--scaling", action="store_true", help="add the scaling rows")
-    parser.add_argument(
+def parser(description: str, calls: int) -> argparse.ArgumentParser:
+    """The options every end-to-end benchmark script takes (``calls``: the default ``--calls``)."""
+    options = argparse.ArgumentParser(description=description)
+    options.add_argument("--rounds", type=int, default=15, help="interleaved rounds per row")
+    options.add_argument(
+        "--calls", type=int, default=calls, help="invocations per contestant a round"
+    )
+    options.add_argument("--deltas", type=int, default=200, help="text deltas per model turn")
+    options.add_argument(
         "--instructions",
         action="store_true",
         help="count machine instructions under valgrind's callgrind instead of timing "
         "(--calls invocations counted per contestant; --rounds is not used)",
     )
-    parser.add_argument("--counted-worker", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    options.add_argument("--counted-worker", help=argparse.SUPPRESS)
+    return options
+
+
+async def main(argv: list[str]) -> None:
+    options = parser(__doc__.splitlines()[0], calls=5)
+    options.add_argument("--scaling", action="store_true", help="add the scaling rows")
+    args = options.parse_args(argv)
 
     rows = _rows(args.deltas) + _pydantic_ai_rows(args.deltas) + _langchain_rows(args.deltas)
     if args.scaling:
