@@ -18,7 +18,7 @@ without a result: the chain forwards it untransformed and runs no Output handler
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from typing_extensions import override
 
@@ -54,7 +54,9 @@ class TypedEvent(dict[str, Any]):
 
     Subclasses store their payload in the dict and expose it through properties. The empty
     ``__slots__`` keeps instances as small and quick to create as plain dicts, which matters
-    because a model call creates several events per streamed chunk.
+    because a model call creates several events per streamed chunk. For the same reason the
+    properties type what they read with an annotated local, not ``typing.cast``: a cast is a
+    function call, and handlers read these on every streamed event.
 
     Args:
         data: Initial keys, for ad-hoc events a host or middleware wants to stream.
@@ -97,22 +99,26 @@ class _StopTuple(TypedEvent):
     @property
     def stop_reason(self) -> StopReason | str:
         """Why the model (or the pass) stopped; ``"tool_use"`` asks for tool calls."""
-        return cast("StopReason | str", self["stop"][0])
+        value: StopReason | str = self["stop"][0]
+        return value
 
     @property
     def message(self) -> Message:
         """The (last) assistant message."""
-        return cast(Message, self["stop"][1])
+        value: Message = self["stop"][1]
+        return value
 
     @property
     def usage(self) -> Usage:
         """Tokens consumed."""
-        return cast(Usage, self["stop"][2])
+        value: Usage = self["stop"][2]
+        return value
 
     @property
     def metrics(self) -> Metrics:
         """Timing."""
-        return cast(Metrics, self["stop"][3])
+        value: Metrics = self["stop"][3]
+        return value
 
 
 class ModelStopReason(_StopTuple):
@@ -191,12 +197,14 @@ class ToolResultEvent(TypedEvent):
     @property
     def tool_result(self) -> ToolResult:
         """The result sent back to the model."""
-        return cast(ToolResult, self["tool_result"])
+        value: ToolResult = self["tool_result"]
+        return value
 
     @property
     def tool_use_id(self) -> str:
         """The id of the tool call this answers."""
-        return cast(str, self["tool_result"]["toolUseId"])
+        value: str = self["tool_result"]["toolUseId"]
+        return value
 
     @property
     def exception(self) -> Exception | None:
@@ -231,17 +239,20 @@ class ToolInterruptEvent(TypedEvent):
     @property
     def tool_use(self) -> ToolUse:
         """The tool call that halted."""
-        return cast(ToolUse, self["tool_interrupt_event"]["tool_use"])
+        value: ToolUse = self["tool_interrupt_event"]["tool_use"]
+        return value
 
     @property
     def tool_use_id(self) -> str:
         """The id of the tool call that halted."""
-        return cast(str, self["tool_interrupt_event"]["tool_use"]["toolUseId"])
+        value: str = self["tool_interrupt_event"]["tool_use"]["toolUseId"]
+        return value
 
     @property
     def interrupts(self) -> list[Interrupt]:
         """The interrupts waiting for a human's response."""
-        return cast("list[Interrupt]", self["tool_interrupt_event"]["interrupts"])
+        value: list[Interrupt] = self["tool_interrupt_event"]["interrupts"]
+        return value
 
 
 class EventLoopStopEvent(_StopTuple):
@@ -280,7 +291,8 @@ class EventLoopStopEvent(_StopTuple):
     @property
     def interrupts(self) -> list[Interrupt] | None:
         """The interrupts waiting for a response, or ``None`` when the pass did not stop on one."""
-        return cast("list[Interrupt] | None", self["stop"][4])
+        value: list[Interrupt] | None = self["stop"][4]
+        return value
 
 
 # --------------------------------------------------------------------------------------------
@@ -308,7 +320,8 @@ class ModelStreamEvent(TypedEvent):
     @property
     def chunk(self) -> StreamEvent:
         """The raw chunk."""
-        return cast(StreamEvent, self["event"])
+        value: StreamEvent = self["event"]
+        return value
 
 
 class TextDeltaEvent(TypedEvent):
@@ -329,7 +342,8 @@ class TextDeltaEvent(TypedEvent):
     @property
     def text(self) -> str:
         """The new text."""
-        return cast(str, self["data"])
+        value: str = self["data"]
+        return value
 
 
 class ToolUseDeltaEvent(TypedEvent):
@@ -354,17 +368,20 @@ class ToolUseDeltaEvent(TypedEvent):
     @property
     def tool_use_id(self) -> str:
         """The id of the call being streamed."""
-        return cast(str, self["tool_use_delta"]["toolUseId"])
+        value: str = self["tool_use_delta"]["toolUseId"]
+        return value
 
     @property
     def name(self) -> str:
         """The tool being called."""
-        return cast(str, self["tool_use_delta"]["name"])
+        value: str = self["tool_use_delta"]["name"]
+        return value
 
     @property
     def input_fragment(self) -> str:
         """The next characters of the JSON input."""
-        return cast(str, self["tool_use_delta"]["input"])
+        value: str = self["tool_use_delta"]["input"]
+        return value
 
 
 class ReasoningDeltaEvent(TypedEvent):
@@ -404,17 +421,20 @@ class ReasoningDeltaEvent(TypedEvent):
     @property
     def text(self) -> str | None:
         """The new reasoning text, or ``None`` if this fragment carries none."""
-        return cast("str | None", self["reasoning_delta"].get("text"))
+        value: str | None = self["reasoning_delta"].get("text")
+        return value
 
     @property
     def signature(self) -> str | None:
         """The new signature text, or ``None`` if this fragment carries none."""
-        return cast("str | None", self["reasoning_delta"].get("signature"))
+        value: str | None = self["reasoning_delta"].get("signature")
+        return value
 
     @property
     def redacted_content(self) -> bytes | None:
         """The encrypted reasoning, or ``None`` if this fragment carries none."""
-        return cast("bytes | None", self["reasoning_delta"].get("redactedContent"))
+        value: bytes | None = self["reasoning_delta"].get("redactedContent")
+        return value
 
 
 class ModelMessageEvent(TypedEvent):
@@ -436,7 +456,8 @@ class ModelMessageEvent(TypedEvent):
     @property
     def message(self) -> Message:
         """The assistant message."""
-        return cast(Message, self["message"])
+        value: Message = self["message"]
+        return value
 
 
 class ToolStreamEvent(TypedEvent):
@@ -459,12 +480,14 @@ class ToolStreamEvent(TypedEvent):
     @property
     def tool_use(self) -> ToolUse:
         """The tool call reporting progress."""
-        return cast(ToolUse, self["tool_stream_event"]["tool_use"])
+        value: ToolUse = self["tool_stream_event"]["tool_use"]
+        return value
 
     @property
     def tool_use_id(self) -> str:
         """The id of the tool call reporting progress."""
-        return cast(str, self["tool_stream_event"]["tool_use"]["toolUseId"])
+        value: str = self["tool_stream_event"]["tool_use"]["toolUseId"]
+        return value
 
     @property
     def data(self) -> Any:

@@ -350,10 +350,12 @@ class _ChainStream(StreamedResponse):
         parts = self._parts_manager
         block = 0
         result: ModelStopReason | None = None
+        # A text delta and a raw chunk are nearly every event: their one item is read as it is,
+        # without a ``cast`` call and a property each (what the classes' properties return).
         async for event in self._chain:
             kind = event.__class__
             if kind is TextDeltaEvent:
-                text = cast(TextDeltaEvent, event).text
+                text: str = event["data"]
                 for out in parts.handle_text_delta(vendor_part_id=block, content=text):
                     yield out
             elif kind is ToolUseDeltaEvent:
@@ -374,7 +376,7 @@ class _ChainStream(StreamedResponse):
                 ):
                     yield out
             elif kind is ModelStreamEvent:
-                if "contentBlockStop" in cast(ModelStreamEvent, event).chunk:
+                if "contentBlockStop" in event["event"]:
                     block += 1
             elif isinstance(event, ModelStopReason):
                 result = event
