@@ -350,8 +350,9 @@ class _ChainStream(StreamedResponse):
         parts = self._parts_manager
         block = 0
         result: ModelStopReason | None = None
-        # A text delta and a raw chunk are nearly every event: their one item is read as it is,
-        # without a ``cast`` call and a property each (what the classes' properties return).
+        # A text delta and a raw chunk are nearly every event: their one item is read directly
+        # (it is what `TextDeltaEvent.text` and `ModelStreamEvent.chunk` return), saving a
+        # property call on each.
         async for event in self._chain:
             kind = event.__class__
             if kind is TextDeltaEvent:
