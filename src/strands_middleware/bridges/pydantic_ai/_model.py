@@ -341,46 +341,57 @@ class _ChainStream(StreamedResponse):
     ) -> None:
         super().__init__(params)
         self._call = call
-        self._chain = registry.invoke(InvokeModelStage, call.context, call.terminal)
+        self._chain = registry.open(InvokeModelStage, call.context, call.terminal)
+        self._events: AsyncGenerator[ModelResponseStreamEvent, None] | None = None
         self._name = model_name
         self._started = datetime.now().astimezone()
         self._final: ModelResponse | None = None
 
-    async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
+    def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
+        # pydantic-ai asks for this once, when the response is first iterated. The generator is
+        # kept so that `close_chain` can close it, and the chain's block with it, when the stream
+        # is left before its end.
+        self._events = self._translated()
+        return self._events
+
+    async def _translated(self) -> AsyncGenerator[ModelResponseStreamEvent, None]:
+        # The chain is opened (`MiddlewareRegistry.open`), not invoked: this loop iterates the
+        # outermost handler itself, one generator hop fewer on every event.
         parts = self._parts_manager
         block = 0
         result: ModelStopReason | None = None
         # A text delta and a raw chunk are nearly every event: their one item is read directly
         # (it is what `TextDeltaEvent.text` and `ModelStreamEvent.chunk` return), saving a
         # property call on each.
-        async for event in self._chain:
-            kind = event.__class__
-            if kind is TextDeltaEvent:
-                text: str = event["data"]
-                for out in parts.handle_text_delta(vendor_part_id=block, content=text):
-                    yield out
-            elif kind is ToolUseDeltaEvent:
-                delta = cast(ToolUseDeltaEvent, event)
-                vendor: Hashable = (block, delta.tool_use_id)
-                started = parts.handle_tool_call_delta(
-                    vendor_part_id=vendor,
-                    tool_name=delta.name,
-                    args=delta.input_fragment,
-                    tool_call_id=delta.tool_use_id,
-                )
-                if started is not None:
-                    yield started
-            elif kind is ReasoningDeltaEvent:
-                thought = cast(ReasoningDeltaEvent, event)
-                for out in parts.handle_thinking_delta(
-                    vendor_part_id=block, content=thought.text, signature=thought.signature
-                ):
-                    yield out
-            elif kind is ModelStreamEvent:
-                if "contentBlockStop" in event["event"]:
-                    block += 1
-            elif isinstance(event, ModelStopReason):
-                result = event
+        async with self._chain as stream:
+            async for event in stream:
+                kind = event.__class__
+                if kind is TextDeltaEvent:
+                    text: str = event["data"]
+                    for out in parts.handle_text_delta(vendor_part_id=block, content=text):
+                        yield out
+                elif kind is ToolUseDeltaEvent:
+                    delta = cast(ToolUseDeltaEvent, event)
+                    vendor: Hashable = (block, delta.tool_use_id)
+                    started = parts.handle_tool_call_delta(
+                        vendor_part_id=vendor,
+                        tool_name=delta.name,
+                        args=delta.input_fragment,
+                        tool_call_id=delta.tool_use_id,
+                    )
+                    if started is not None:
+                        yield started
+                elif kind is ReasoningDeltaEvent:
+                    thought = cast(ReasoningDeltaEvent, event)
+                    for out in parts.handle_thinking_delta(
+                        vendor_part_id=block, content=thought.text, signature=thought.signature
+                    ):
+                        yield out
+                elif kind is ModelStreamEvent:
+                    if "contentBlockStop" in event["event"]:
+                        block += 1
+                elif isinstance(event, ModelStopReason):
+                    result = event
         if result is None:
             raise missing_result(InvokeModelStage)
         final = self._call.response_of(result)
@@ -393,7 +404,10 @@ class _ChainStream(StreamedResponse):
         return final if final is not None else super().get()
 
     async def close_chain(self) -> None:
-        await self._chain.aclose()
+        # Closing the stream's generator leaves the chain's block, closing what the chain
+        # opened; a stream never iterated opened nothing.
+        if self._events is not None:
+            await self._events.aclose()
 
     @property
     def model_name(self) -> str:
