@@ -1,7 +1,8 @@
-"""The README's "On a pydantic-ai Agent" snippet, verbatim: type-checked, never run.
+"""The README's "On a pydantic-ai Agent" snippet, verbatim: type-checked, and run by one test.
 
-``tests/bridges/on_pydantic_ai/test_readme.py`` checks that the README still shows exactly this
-code.
+Unlike the contract files beside it, this one is also run: ``tests/bridges/on_pydantic_ai/
+test_readme.py`` checks that the README still shows exactly this code, and runs it in a process
+of its own (the snippet pauses a run, resumes it from JSON and prints the reply).
 """
 
 import json

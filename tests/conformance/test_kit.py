@@ -28,6 +28,7 @@ from strands_middleware.conformance.harnesses.reference import ReferenceHarness
 from strands_middleware.conformance.suite import ConformanceSuite
 
 from .faulty import SkipsOutputHandlers
+from .test_hosts import KNOWN_FAILURES
 
 README = (Path(__file__).parents[2] / "README.md").read_text()
 _BY_ID = {c.id: c for c in CLAUSES}
@@ -49,6 +50,26 @@ def test_every_readme_section_a_clause_cites_exists() -> None:
         cite.split('"')[1] for each in CLAUSES for cite in each.cites if cite.startswith("README")
     }
     assert cited <= headings
+
+
+def test_the_readme_table_lists_every_clause_and_each_hosts_known_failures() -> None:
+    # The README shows `make conformance`'s table; test_hosts proves each host's column, so a
+    # clause added, renamed, re-cited or listed as a known failure must show there too.
+    header = "| # | clause | cites | reference | strands | pydantic_ai | langchain |"
+    start = README.index(header)
+    lines = README[start:].splitlines()[2:]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in lines[: next(n for n, line in enumerate(lines) if not line.startswith("| "))]
+    ]
+    hosts = header.strip("|").split("|")[3:]
+    assert [row[:3] for row in rows] == [
+        [str(n), f"`{each.id}`", each.cites[0]] for n, each in enumerate(CLAUSES, 1)
+    ]
+    for row in rows:
+        for host, cell in zip((h.strip() for h in hosts), row[3:], strict=True):
+            known = row[1].strip("`") in KNOWN_FAILURES[host]
+            assert cell == "FAIL (known)" if known else cell in ("pass", "n/a"), (row[1], host)
 
 
 def test_a_host_raising_from_a_check_fails_the_clause_with_the_error() -> None:

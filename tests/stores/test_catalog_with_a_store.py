@@ -469,7 +469,8 @@ class BrokenStore:
         return "BrokenStore()"
 
     async def _fail(self) -> Any:
-        raise ConnectionError("connection refused")
+        # Ends with a period, as redis-py's connection errors do: the message adds none of its own.
+        raise ConnectionError("connection refused.")
 
     async def cache_get(self, key: str) -> bytes | None:
         return await self._fail()

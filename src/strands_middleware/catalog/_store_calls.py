@@ -86,6 +86,7 @@ class StoreCalls:
             )
 
     def _detail(self, error: Exception) -> str:
+        # Without a closing period: the messages go on after it (redis-py's errors end in one).
         if isinstance(error, StoreError):
-            return str(error)
-        return f"{self.store!r} raised {type(error).__name__}: {error}"
+            return str(error).rstrip(".")
+        return f"{self.store!r} raised {type(error).__name__}: {error}".rstrip(".")

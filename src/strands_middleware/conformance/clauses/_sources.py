@@ -33,7 +33,7 @@ CLEANUP = 'README "Cleanup is part of the contract"'
 BUILT_IN_STAGES = 'README "The built-in stages"'
 HUMAN_IN_THE_LOOP = 'README "Human in the loop"'
 CATALOG = 'README "The catalog"'
-USER_ERRORS = 'README "Errors a user can meet"'
+USER_ERRORS = 'README "Mistakes, and the state they leave"'
 
 # DESIGN.md's decisions.
 PHASE_ORDER = 'DESIGN "Normative semantics" 1'
