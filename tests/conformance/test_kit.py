@@ -176,6 +176,22 @@ def test_the_command_line_lists_every_clause_with_what_it_checks(
     assert "[needs: lifecycle hooks]" in out
 
 
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    # As `python -m strands_middleware.conformance --list | head -3` does: the pipe is closed
+    # before the command writes, so every write it makes fails.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "strands_middleware.conformance", "--list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    process.stdout.close()
+    _, errors = process.communicate(timeout=60)
+    assert errors == ""
+    assert process.returncode == 1
+
+
 def test_the_module_runs_from_a_shell() -> None:
     completed = subprocess.run(
         [

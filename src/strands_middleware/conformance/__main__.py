@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import cast
@@ -97,5 +98,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if all(report.ok for report in reports) else 1
 
 
+def _run() -> int:
+    """`main`, for a reader that may stop reading early (``... --list | head``)."""
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader has gone: nothing more can be said. Python flushes stdout again at exit,
+        # which would fail the same way, so stdout points at the null device from here.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run())
