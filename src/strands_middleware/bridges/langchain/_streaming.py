@@ -12,6 +12,7 @@ with one that carries the call's usage.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any, cast
 
@@ -50,18 +51,36 @@ _AHEAD = 256
 class Relay:
     """One model call's hand-off between the chat model LangChain calls and the chain's terminal.
 
+    Two tasks share it: LangChain's model call (the relay, which `put`s chunks and waits on
+    ``wake`` while ``ahead`` of them are unread) and the chain's terminal (which reads them
+    through `source` and sets ``wake`` when it wants more). Only the terminal ever waits for a
+    chunk, so one future (``_arrived``) is enough to wake it.
+
     Attributes:
-        chunks: The Converse chunks on their way to the terminal (``_END`` closes them).
+        chunks: The Converse chunks on their way to the terminal (``_END`` closes them, an
+            exception stands for the model call's failure).
         out: The deltas the chain let out, not streamed yet: a text, or a tool call's index,
             id and name (on its first) and input fragment.
         settled: The chain has its result (or failed): nothing more will come out of it.
         used: The relay has been streamed once (a second call of the model passes through).
     """
 
-    __slots__ = ("_first", "_tools", "chunks", "out", "settled", "stop", "used", "wake")
+    __slots__ = (
+        "_arrived",
+        "_first",
+        "_tools",
+        "chunks",
+        "out",
+        "settled",
+        "stop",
+        "used",
+        "wake",
+    )
 
     def __init__(self) -> None:
-        self.chunks: asyncio.Queue[Any] = asyncio.Queue()
+        # A deque and one future rather than an asyncio.Queue: a chunk already there is taken
+        # without a coroutine call, and this hand-off runs on every chunk of the model's reply.
+        self.chunks: deque[Any] = deque()
         self.out: list[_Delta] = []
         self.wake = asyncio.Event()
         self.settled = False
@@ -69,11 +88,27 @@ class Relay:
         self.stop: ModelStopReason | None = None
         self._tools: dict[str, int] = {}
         self._first: Any = _END
+        self._arrived: asyncio.Future[None] | None = None
+
+    def put(self, chunk: Any) -> None:
+        """Hand a chunk (or ``_END``, or the failure) on to the terminal."""
+        self.chunks.append(chunk)
+        arrived = self._arrived
+        if arrived is not None:
+            self._arrived = None
+            if not arrived.done():  # the waiting terminal may have been cancelled meanwhile
+                arrived.set_result(None)
+
+    async def _next(self) -> Any:
+        while not self.chunks:
+            self._arrived = asyncio.get_running_loop().create_future()
+            await self._arrived
+        return self.chunks.popleft()
 
     async def begin(self) -> bool:
         """Wait for the model call's first chunk; False when it ended without one."""
         self.wake.set()
-        first = await self.chunks.get()
+        first = self.chunks.popleft() if self.chunks else await self._next()
         if isinstance(first, BaseException):
             raise first
         self._first = first
@@ -82,9 +117,11 @@ class Relay:
     async def source(self) -> AsyncGenerator[StreamEvent, None]:
         """The chunks for the terminal (after `begin`): each sent once the chain asks for it."""
         yield self._first
+        chunks = self.chunks
+        wake = self.wake
         while True:
-            self.wake.set()
-            chunk = await self.chunks.get()
+            wake.set()
+            chunk = chunks.popleft() if chunks else await self._next()
             if chunk is _END:
                 return
             if isinstance(chunk, BaseException):
@@ -113,7 +150,7 @@ class Relay:
 
     def close(self) -> None:
         """The model call ended (or never came): the terminal stops waiting for chunks."""
-        self.chunks.put_nowait(_END)
+        self.put(_END)
 
 
 class RelayChatModel(BaseChatModel):
@@ -217,9 +254,10 @@ async def _relayed(
     relay.used = True
     source = _converse_stream(model.inner, messages, kwargs, metadata)
     try:
+        chunks = relay.chunks
         async for chunk in source:
-            relay.chunks.put_nowait(chunk)
-            if relay.chunks.qsize() >= ahead:
+            relay.put(chunk)
+            if len(chunks) >= ahead:
                 relay.wake.clear()
                 await relay.wake.wait()
                 for out in _drain(relay):
@@ -227,7 +265,7 @@ async def _relayed(
                 if relay.settled:
                     break
     except Exception as failure:
-        relay.chunks.put_nowait(failure)
+        relay.put(failure)
         raise
     finally:
         await source.aclose()
@@ -288,7 +326,7 @@ async def _host_stream(
             yield AIMessageChunk(**chunk.model_dump(exclude={"type"}))
 
 
-async def _converse_stream(
+def _converse_stream(
     model: BaseChatModel,
     messages: list[BaseMessage],
     kwargs: dict[str, Any],
@@ -301,13 +339,18 @@ async def _converse_stream(
         if bound:
             sent["tools"] = [_openai_tool(each) for each in bound]
             sent["tool_choice"] = kwargs.get("bound_tool_choice")
-        stream = model.stream_converse(messages, sent)
-        try:
-            async for converse in stream:
-                yield converse
-        finally:
-            await stream.aclose()
-        return
+        # The model's own stream, not a generator around it: one hop fewer on every chunk.
+        return model.stream_converse(messages, sent)
+    return _host_converse(model, messages, kwargs, metadata)
+
+
+async def _host_converse(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    kwargs: dict[str, Any],
+    metadata: dict[str, Any],
+) -> AsyncGenerator[StreamEvent, None]:
+    """A LangChain chat model's chunks as Converse chunks; its metadata is kept in ``metadata``."""
     yield {"messageStart": {"role": "assistant"}}
     usage: dict[str, int] = {}
     open_kind: str | None = None

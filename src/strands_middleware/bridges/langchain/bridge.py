@@ -46,7 +46,13 @@ from langgraph.types import Command, interrupt
 from ...content import Message, ToolUse
 from ...engine import OpenedChain
 from ...engine.registry import MiddlewareSource
-from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, TypedEvent
+from ...events import (
+    ModelMessageEvent,
+    ModelStopReason,
+    ModelStreamEvent,
+    ToolResultEvent,
+    TypedEvent,
+)
 from ...exceptions import InterruptException, UnsupportedStageError
 from ...host.mixin import MiddlewareHostMixin
 from ...host.model_stream import process_model_stream
@@ -376,6 +382,10 @@ async def _model_result(
     try:
         async with chain as stream:
             async for event in stream:
+                # A raw chunk goes out as its delta does, so it is the commonest event that
+                # needs nothing here: one test of its class, not the three of `let_out`.
+                if event.__class__ is ModelStreamEvent:
+                    continue
                 if isinstance(event, ModelStopReason):
                     result = event
                 if relays:
