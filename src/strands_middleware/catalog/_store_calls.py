@@ -86,7 +86,9 @@ class StoreCalls:
             )
 
     def _detail(self, error: Exception) -> str:
-        # Without a closing period: the messages go on after it (redis-py's errors end in one).
         if isinstance(error, StoreError):
-            return str(error).rstrip(".")
-        return f"{self.store!r} raised {type(error).__name__}: {error}".rstrip(".")
+            detail = str(error)
+        else:
+            detail = f"{self.store!r} raised {type(error).__name__}: {error}"
+        # Without a closing period: the messages go on after it (redis-py's errors end in one).
+        return detail.rstrip(".")

@@ -100,6 +100,7 @@ class Relay:
                 arrived.set_result(None)
 
     async def _next(self) -> Any:
+        """The next chunk, once there is one (`source` takes one already there without this)."""
         while not self.chunks:
             self._arrived = asyncio.get_running_loop().create_future()
             await self._arrived
@@ -108,7 +109,7 @@ class Relay:
     async def begin(self) -> bool:
         """Wait for the model call's first chunk; False when it ended without one."""
         self.wake.set()
-        first = self.chunks.popleft() if self.chunks else await self._next()
+        first = await self._next()
         if isinstance(first, BaseException):
             raise first
         self._first = first

@@ -382,8 +382,8 @@ async def _model_result(
     try:
         async with chain as stream:
             async for event in stream:
-                # A raw chunk goes out as its delta does, so it is the commonest event that
-                # needs nothing here: one test of its class, not the three of `let_out`.
+                # A raw chunk has nothing to let out (the delta event after it has), and it is
+                # half of what streams: one test of its class, not the three of `let_out`.
                 if event.__class__ is ModelStreamEvent:
                     continue
                 if isinstance(event, ModelStopReason):
