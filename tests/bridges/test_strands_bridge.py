@@ -18,6 +18,7 @@ from strands.interrupt import InterruptException as HostInterruptException
 from strands.interrupt import _InterruptState
 from strands.middleware import ExecuteToolContext as HostExecuteToolContext
 from strands.middleware import ExecuteToolStage as HostExecuteToolStage
+from strands.middleware import InvokeModelContext as HostInvokeModelContext
 from strands.middleware import InvokeModelStage as HostInvokeModelStage
 from strands.middleware import MiddlewareInterruptResult as HostMiddlewareInterruptResult
 from strands.types import _events as host_events
@@ -87,6 +88,113 @@ def test_only_stages_with_handlers_are_installed_on_the_agent() -> None:
     # Registering more on the same stage does not install a second layer.
     bridge.add_middleware(InvokeModelStage.Input, lambda context: context)
     assert bridge_layers(agent, HostInvokeModelStage) == 1
+
+
+def passing(stage: Any) -> Any:
+    """A pass-through Wrap handler on ``stage``."""
+
+    async def wrap(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+        async for event in next_fn(context):
+            yield event
+
+    return stage.wrap(wrap)
+
+
+def stream_of(agent: strands.Agent, host_stage: Any) -> Any:
+    """What the agent's registry streams for a model call (the generator, unstarted)."""
+
+    async def terminal(context: Any) -> AsyncGenerator[Any, None]:
+        yield host_public_events.TypedEvent({"unused": True})
+
+    context = HostInvokeModelContext(
+        agent=agent,
+        messages=[],
+        system_prompt=None,
+        tool_specs=[],
+        tool_choice=None,
+        invocation_state={},
+        model=agent.model,
+    )
+    return agent._middleware_registry.invoke(host_stage, context, terminal)
+
+
+def test_a_stage_the_bridge_alone_wraps_is_run_by_the_bridge_itself() -> None:
+    agent = strands_agent()
+    registry = agent._middleware_registry
+    StrandsBridge.of(agent).use(passing(InvokeModelStage))
+    # The same registry object, now running the bridge's stream without strands' generators.
+    assert agent._middleware_registry is registry
+    assert isinstance(registry, seams.DirectRegistry)
+    stream = stream_of(agent, HostInvokeModelStage)
+    assert stream.ag_code is events_out.__code__
+
+
+def test_a_stage_with_a_native_handler_too_runs_through_strands_composition() -> None:
+    for native_first in (True, False):
+        agent = strands_agent()
+        if native_first:
+            agent.add_middleware(HostInvokeModelStage, Native())
+        StrandsBridge.of(agent).use(passing(InvokeModelStage))
+        if not native_first:
+            agent.add_middleware(HostInvokeModelStage, Native())
+        stream = stream_of(agent, HostInvokeModelStage)
+        assert stream.ag_code is not events_out.__code__, native_first
+        assert stream.ag_code.co_name == "invoke", native_first
+
+
+def test_a_registry_of_another_class_is_left_alone_and_the_bridge_still_runs() -> None:
+    host_registry: Any = type(strands_agent()._middleware_registry)
+
+    class OwnRegistry(host_registry):
+        """A registry of the application's own class."""
+
+    agent = strands_agent(text_turn("hello"))
+    own = OwnRegistry()
+    agent._middleware_registry = own
+    seen: list[Any] = []
+
+    @InvokeModelStage.wrap
+    async def record(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            seen.append(event)
+            yield event
+
+    StrandsBridge.of(agent).use(record)
+    assert type(agent._middleware_registry) is OwnRegistry
+    assert str(agent("hi")).strip() == "hello"
+    assert any(isinstance(event, ModelStopReason) for event in seen)
+
+
+def test_a_short_circuit_run_by_the_bridge_itself_closes_strands_model_stream() -> None:
+    closed: list[str] = []
+
+    class Model(ScriptedStrandsModel):
+        async def stream(self, *args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+            try:
+                async for chunk in super().stream(*args, **kwargs):
+                    yield chunk
+            finally:
+                closed.append("model stream")
+
+    @InvokeModelStage.wrap
+    async def first_chunk_only(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            yield event
+            break
+        message: Any = {"role": "assistant", "content": [{"text": "cut short"}]}
+        usage: Any = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+        yield ModelStopReason("end_turn", message, usage, {"latencyMs": 0})
+
+    agent = strands.Agent(model=Model([text_turn("a long answer")]), callback_handler=None)
+    StrandsBridge.of(agent).use(first_chunk_only)
+    assert isinstance(agent._middleware_registry, seams.DirectRegistry)
+    result = agent("hi")
+    assert str(result).strip() == "cut short"
+    assert closed == ["model stream"]
 
 
 def test_use_returns_the_bridge_for_chaining() -> None:

@@ -171,6 +171,9 @@ class StrandsBridge(MiddlewareHostMixin):
                 continue
             self.agent.add_middleware(host_stage, layer)
             self._installed.add(stage)
+            direct = seams.DirectRegistry.of(self.agent)
+            if direct is not None:
+                direct.run_directly(host_stage, layer)
 
     # The layers are the strands Wrap handlers. Each returns the generator of `_run` rather than
     # being a generator itself, which saves a generator hop on every event: strands only
