@@ -4,7 +4,9 @@ The bridge registers, through strands' public ``Agent.add_middleware``, one stra
 per stage that has handlers here (none for a stage without any, so an unused stage costs
 nothing). That handler builds this library's context from strands', runs this library's chain,
 and uses strands' own ``next_fn`` as the chain's terminal: strands still does the model calls,
-tool calls, hooks, sessions and interrupts it always does.
+tool calls, hooks, sessions and interrupts it always does. A stage whose one strands handler is
+the bridge's is run by the bridge directly (`_seams.DirectRegistry`), without the two generators
+strands puts around a handler that only pass its events on.
 
 At the boundary (`translate`, `_converse`, `_tools`) handlers see only this library's types and
 Converse data; what they leave unchanged goes back as strands' own objects, what they change
