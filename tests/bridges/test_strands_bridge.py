@@ -9,6 +9,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
 import pytest
 import strands
@@ -140,6 +141,24 @@ def test_a_stage_with_a_native_handler_too_runs_through_strands_composition() ->
         stream = stream_of(agent, HostInvokeModelStage)
         assert stream.ag_code is not events_out.__code__, native_first
         assert stream.ag_code.co_name == "invoke", native_first
+
+
+def test_a_patch_on_strands_registry_class_sees_every_stage() -> None:
+    host_registry: Any = type(strands_agent()._middleware_registry)
+    shipped = host_registry.invoke
+    stages: list[str] = []
+
+    def recording(self: Any, stage: Any, context: Any, terminal: Any) -> Any:
+        stages.append(stage.name)
+        return shipped(self, stage, context, terminal)
+
+    agent = strands_agent(text_turn("hello"))
+    StrandsBridge.of(agent).use(passing(InvokeModelStage))
+    with mock.patch.object(host_registry, "invoke", recording):
+        assert str(agent("hi")).strip() == "hello"
+    assert "invokeModel" in stages
+    # With the patch gone the bridge runs its stage itself again.
+    assert stream_of(agent, HostInvokeModelStage).ag_code is events_out.__code__
 
 
 def test_a_registry_of_another_class_is_left_alone_and_the_bridge_still_runs() -> None:

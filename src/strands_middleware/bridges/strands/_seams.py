@@ -104,6 +104,20 @@ else:
 
 _Handler = Callable[[Any, Any], AsyncIterator[Any]]
 
+_HOST_CLASS: Any = _HostRegistry
+_STRANDS_INVOKE: object = _HOST_CLASS.invoke
+_STRANDS_COMPOSE: object = _HOST_CLASS.compose
+
+
+def _strands_runs_as_shipped() -> bool:
+    """Whether strands' registry class has the ``invoke`` and ``compose`` it was imported with.
+
+    Code that patches them on the class (a tracer, a test's ``mock.patch.object``) expects every
+    stage to go through its patch, so the bridge then leaves every stage to strands.
+    """
+    host = _HOST_CLASS
+    return host.invoke is _STRANDS_INVOKE and host.compose is _STRANDS_COMPOSE
+
 
 class DirectRegistry(_HostRegistry):
     """A strands agent's own registry, letting the bridge run a stage it alone wraps.
@@ -120,7 +134,9 @@ class DirectRegistry(_HostRegistry):
     every stream the chain opened, and the terminal's stream is closed by the generator that
     iterates it; one never iterated has run no code to clean up). A stage with any other handler,
     registered with ``agent.add_middleware`` before or after the bridge, runs through strands'
-    own composition, the bridge's handler one layer among the others, in registration order.
+    own composition, the bridge's handler one layer among the others, in registration order; so
+    does every stage while strands' ``MiddlewareRegistry.invoke`` or ``compose`` is patched on the
+    class, so the patch sees every stage.
 
     The agent's registry becomes one in place (`of` changes its class), so whatever holds it
     keeps holding the same object and handlers.
@@ -150,7 +166,7 @@ class DirectRegistry(_HostRegistry):
     def invoke(self, stage: Any, context: Any, terminal: Any) -> Any:
         """The stage's events: the bridge's stream itself when it alone wraps the stage."""
         handler = self._direct.get(stage)
-        if handler is not None:
+        if handler is not None and _strands_runs_as_shipped():
             tagged: Any = self._handlers.get(stage)
             if tagged is not None and len(tagged) == 1 and tagged[0].handler is handler:
                 return handler(context, terminal)
