@@ -193,3 +193,25 @@ def test_the_agent_stream_stage_token_is_a_strands_stage_ending_in_the_stop_even
     stage = seams.AgentStreamStage
     assert isinstance(stage, HostMiddlewareStage), moved("AgentStreamStage")
     assert stage.result_event is seams.EventLoopStopEvent, moved("AgentStreamStage's result")
+
+
+# ---- the agent's registry, as DirectRegistry reads it ----------------------------------------
+
+
+def test_strands_agent_keeps_its_stage_handlers_where_direct_registry_reads_them() -> None:
+    from strands import Agent
+    from strands.middleware import InvokeModelStage as HostInvokeModelStage
+
+    async def handler(context: Any, next_fn: Any) -> Any:
+        async for event in next_fn(context):
+            yield event
+
+    agent = Agent(callback_handler=None)
+    agent.add_middleware(HostInvokeModelStage, handler)
+    registry = getattr(agent, "_middleware_registry", None)
+    assert type(registry).__name__ == "MiddlewareRegistry", moved("Agent._middleware_registry")
+    handlers = getattr(registry, "_handlers", None)
+    assert isinstance(handlers, dict), moved("MiddlewareRegistry._handlers")
+    [tagged] = handlers[HostInvokeModelStage]
+    assert tagged.handler is handler, moved("the items of MiddlewareRegistry._handlers")
+    assert seams.DirectRegistry.of(agent) is registry
