@@ -526,12 +526,7 @@ HOST_STAGES = (HostInvokeModelStage, HostExecuteToolStage, seams.AgentStreamStag
 
 def pass_through(stage: Any) -> list[Any]:
     """An Input, a Wrap and an Output handler on ``stage`` that change nothing."""
-
-    async def wrap(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
-        async for event in next_fn(context):
-            yield event
-
-    return [stage.input(lambda context: context), stage.wrap(wrap), stage.output(lambda r: r)]
+    return [stage.input(lambda context: context), passing(stage), stage.output(lambda r: r)]
 
 
 def sandwiched(*middleware: Any) -> tuple[strands.Agent, dict[Any, Native], dict[Any, Native]]:
