@@ -23,7 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from quickstart import add, audit, concise, label, timing
 from strands_middleware.bridges.langchain import LangChainBridge, interrupts_of, resume_command
 from strands_middleware.bridges.langchain.testing import ScriptedChatModel
-from strands_middleware.engine.registry import MiddlewareSource
+from strands_middleware.engine._registry import MiddlewareSource
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 

@@ -24,8 +24,8 @@ from typing import Any, Protocol
 
 from strands_middleware import InvokeModelContext, InvokeModelStage, ModelStopReason, TypedEvent
 from strands_middleware.catalog import Cache, Retry, ToolApproval, ToolMock
-from strands_middleware.engine.handlers import MiddlewareNext
-from strands_middleware.engine.registry import MiddlewareSource
+from strands_middleware.engine._handlers import MiddlewareNext
+from strands_middleware.engine._registry import MiddlewareSource
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 
 

@@ -25,6 +25,7 @@ SOURCE = pathlib.Path(__file__).resolve().parent.parent / "src"
 LAYERS: dict[str, int] = {
     # 1. Plain data and shapes: no engine knowledge.
     "content": 1,
+    "_interrupt": 1,
     "events": 1,
     "interrupts": 1,
     "exceptions": 1,
@@ -57,7 +58,7 @@ FRAMEWORK_HOMES: dict[str, str] = {
     "langchain": f"{PACKAGE}.bridges.langchain",
     "langgraph": f"{PACKAGE}.bridges.langchain",
     "redis": f"{PACKAGE}.stores.redis",
-    "opentelemetry": f"{PACKAGE}.catalog.tracing",
+    "opentelemetry": f"{PACKAGE}.catalog._tracing",
 }
 """Each framework's top-level import name and the only module (or package) that may import it.
 
@@ -139,7 +140,7 @@ def layer_violations(module: str, source: str, *, is_package: bool = False) -> l
     """What is wrong with the imports of ``module`` (whose text is ``source``); empty if nothing.
 
     Args:
-        module: The module's absolute name, e.g. ``strands_middleware.engine.registry``.
+        module: The module's absolute name, e.g. ``strands_middleware.engine._registry``.
         source: Its Python source.
         is_package: Whether it is a package's ``__init__``, which changes what ``.`` means.
     """
@@ -221,10 +222,10 @@ def test_every_top_level_module_has_a_layer() -> None:
 
 def test_an_upward_import_is_caught() -> None:
     [problem] = layer_violations(
-        "strands_middleware.engine.registry", "from ..host.model_call import run_model_call\n"
+        "strands_middleware.engine._registry", "from ..host._model_call import run_model_call\n"
     )
-    assert "imports strands_middleware.host.model_call (layer 4) from layer 2" in problem
-    assert "strands_middleware.engine.registry line 1" in problem
+    assert "imports strands_middleware.host._model_call (layer 4) from layer 2" in problem
+    assert "strands_middleware.engine._registry line 1" in problem
 
 
 def test_an_upward_import_under_type_checking_or_in_a_function_is_caught() -> None:
@@ -233,12 +234,12 @@ def test_an_upward_import_under_type_checking_or_in_a_function_is_caught() -> No
         "if TYPE_CHECKING:\n"
         "    from strands_middleware.agent import Agent\n"
         "def later():\n"
-        "    import strands_middleware.catalog.retry\n"
+        "    import strands_middleware.catalog._retry\n"
     )
     problems = layer_violations("strands_middleware.events", source)
     assert len(problems) == 2
     assert "line 3 imports strands_middleware.agent (layer 5) from layer 1" in problems[0]
-    assert "line 5 imports strands_middleware.catalog.retry (layer 5) from layer 1" in problems[1]
+    assert "line 5 imports strands_middleware.catalog._retry (layer 5) from layer 1" in problems[1]
 
 
 def test_a_relative_import_of_a_sibling_package_resolves_from_a_package_init() -> None:
@@ -257,25 +258,25 @@ def test_a_relative_import_of_a_sibling_package_resolves_from_a_package_init() -
 def test_imports_down_or_within_a_layer_pass() -> None:
     source = (
         "from ..content import Message\n"
-        "from ..engine.registry import MiddlewareRegistry\n"
+        "from ..engine._registry import MiddlewareRegistry\n"
         "from .interrupt_state import InterruptState\n"
         "import asyncio\n"
     )
-    assert layer_violations("strands_middleware.host.tool_call", source) == []
+    assert layer_violations("strands_middleware.host._tool_call", source) == []
 
 
 def test_importing_the_package_root_from_inside_is_caught() -> None:
     [problem] = layer_violations(
-        "strands_middleware.catalog.retry", "from .. import MiddlewareStage\n"
+        "strands_middleware.catalog._retry", "from .. import MiddlewareStage\n"
     )
     assert "imports the package root" in problem
-    [problem] = layer_violations("strands_middleware.host.mixin", "import strands_middleware\n")
+    [problem] = layer_violations("strands_middleware.host._mixin", "import strands_middleware\n")
     assert "imports the package root" in problem
 
 
 def test_a_bridge_imported_from_outside_it_is_caught() -> None:
     [problem] = layer_violations(
-        "strands_middleware.catalog.retry", "from ..bridges.strands import StrandsBridge\n"
+        "strands_middleware.catalog._retry", "from ..bridges.strands import StrandsBridge\n"
     )
     assert "imports the bridge strands_middleware.bridges.strands" in problem
     [problem] = layer_violations(
@@ -291,14 +292,14 @@ def test_a_bridge_imported_from_outside_it_is_caught() -> None:
 @pytest.mark.parametrize(
     ("module", "statement", "home"),
     [
-        ("strands_middleware.agent.agent", "import strands", "strands_middleware.bridges.strands"),
+        ("strands_middleware.agent._agent", "import strands", "strands_middleware.bridges.strands"),
         (
-            "strands_middleware.catalog.retry",
+            "strands_middleware.catalog._retry",
             "from strands.agent import Agent",
             "strands_middleware.bridges.strands",
         ),
         (
-            "strands_middleware.host.model_call",
+            "strands_middleware.host._model_call",
             "from pydantic_ai import Agent",
             "strands_middleware.bridges.pydantic_ai",
         ),
@@ -308,14 +309,14 @@ def test_a_bridge_imported_from_outside_it_is_caught() -> None:
             "strands_middleware.bridges.langchain",
         ),
         (
-            "strands_middleware.catalog.cache",
+            "strands_middleware.catalog._cache",
             "import redis.asyncio",
             "strands_middleware.stores.redis",
         ),
         (
-            "strands_middleware.catalog.retry",
+            "strands_middleware.catalog._retry",
             "from opentelemetry import trace",
-            "strands_middleware.catalog.tracing",
+            "strands_middleware.catalog._tracing",
         ),
     ],
 )
@@ -327,7 +328,7 @@ def test_a_framework_outside_its_home_is_caught(module: str, statement: str, hom
 
 def test_a_framework_in_its_home_passes() -> None:
     assert (
-        layer_violations("strands_middleware.catalog.tracing", "from opentelemetry import trace\n")
+        layer_violations("strands_middleware.catalog._tracing", "from opentelemetry import trace\n")
         == []
     )
     assert layer_violations("strands_middleware.stores.redis", "import redis.asyncio\n") == []
@@ -339,7 +340,7 @@ def test_a_framework_in_its_home_passes() -> None:
 
 def test_the_library_itself_is_not_mistaken_for_the_strands_framework() -> None:
     assert (
-        layer_violations("strands_middleware.agent.agent", "import strands_middleware.content\n")
+        layer_violations("strands_middleware.agent._agent", "import strands_middleware.content\n")
         == []
     )
 
@@ -347,3 +348,87 @@ def test_the_library_itself_is_not_mistaken_for_the_strands_framework() -> None:
 def test_a_module_without_a_layer_is_reported_with_what_to_do() -> None:
     with pytest.raises(KeyError, match="add it to LAYERS"):
         layer_violations("strands_middleware.plugins", "import json\n")
+
+
+# ---- no import circles ---------------------------------------------------------------------
+
+
+def import_graph(modules: list[tuple[str, pathlib.Path]]) -> dict[str, set[str]]:
+    """Each library module and the library modules it imports, wherever the import sits.
+
+    ``from package import name`` counts as importing ``package.name`` when that is a module, and
+    ``package`` otherwise (a name its ``__init__`` holds).
+    """
+    known = {name for name, _ in modules}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules:
+        is_package = path.name == "__init__.py"
+        package = module if is_package else module.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names if alias.name in known)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - (node.level - 1)])
+                    origin = f"{base}.{node.module}" if node.module else base
+                else:
+                    origin = node.module or ""
+                for alias in node.names:
+                    submodule = f"{origin}.{alias.name}"
+                    if submodule in known:
+                        edges.add(submodule)
+                    elif origin in known:
+                        edges.add(origin)
+        edges.discard(module)
+        graph[module] = edges
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import one another, directly or through others (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_two_modules_import_each_other_even_under_type_checking() -> None:
+    circles = import_circles(import_graph(_library_modules()))
+    assert circles == [], (
+        "these modules import one another (a type-only import counts): move what both need "
+        f"into a lower module: {circles}"
+    )
+
+
+def test_the_circle_check_finds_a_circle_through_a_third_module() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_circles(graph) == [["a", "b", "c"]]

@@ -30,7 +30,7 @@ from strands_middleware.content import (
     ToolSpec,
 )
 from strands_middleware.events import ModelStopReason
-from strands_middleware.host.model_stream import process_model_stream
+from strands_middleware.host._model_stream import process_model_stream
 from strands_middleware.models import Model
 
 _T = TypeVar("_T")

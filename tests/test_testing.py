@@ -34,7 +34,7 @@ from strands_middleware.events import (
     TypedEvent,
 )
 from strands_middleware.host import invoke_model_terminal, make_tool_terminal
-from strands_middleware.host.model_stream import process_model_stream
+from strands_middleware.host._model_stream import process_model_stream
 from strands_middleware.interrupts import execute_tool_interrupt_id
 from strands_middleware.models import Model
 from strands_middleware.testing import (

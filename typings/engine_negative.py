@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 
-from strands_middleware import MiddlewareNext, MiddlewareRegistry, MiddlewareResult, Outbound
+from strands_middleware import MiddlewareNext, MiddlewareRegistry, MiddlewareResult
+from strands_middleware.engine._chain import Outbound  # for host authors
 
 from ._stage_fixtures import Done, Event, FetchContext, FetchStage, SearchContext, SearchStage
 

@@ -15,8 +15,8 @@ from strands_middleware import (
     MiddlewareRegistry,
     MiddlewareResult,
     MiddlewareWrapPhase,
-    Outbound,
 )
+from strands_middleware.engine._chain import Outbound  # for host authors
 
 from ._stage_fixtures import Done, Event, SearchContext, SearchStage
 

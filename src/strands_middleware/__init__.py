@@ -10,17 +10,15 @@ what they hold: Converse shapes in `strands_middleware.content`, stream events i
 hosts in `strands_middleware.host`, ready-made middleware in `strands_middleware.catalog`.
 """
 
-from .engine._chain import OpenedChain
-from .engine.handlers import (
+from .engine._handlers import (
     MiddlewareHandler,
     MiddlewareInputHandler,
     MiddlewareNext,
     MiddlewareOutputHandler,
 )
-from .engine.outbound import Outbound
-from .engine.registry import MiddlewareRegistry, MiddlewareSource
-from .engine.result import InterruptControlEvent, MiddlewareResult, halts_stage
-from .engine.stage import (
+from .engine._registry import MiddlewareRegistry, MiddlewareSource
+from .engine._result import InterruptControlEvent, MiddlewareResult, halts_stage
+from .engine._stage import (
     Middleware,
     MiddlewareInputPhase,
     MiddlewareOutputPhase,
@@ -60,8 +58,6 @@ __all__ = [
     "MiddlewareWrapPhase",
     "MissingResultError",
     "ModelStopReason",
-    "OpenedChain",
-    "Outbound",
     "ToolResultEvent",
     "TypedEvent",
     "__version__",

@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .interrupts import Interrupt
+    from ._interrupt import Interrupt
 
 __all__ = [
     "CONTROL_FLOW_EXCEPTIONS",

@@ -5,6 +5,6 @@
 (see `AgentStreamContext`).
 """
 
-from .stages.agent_stream import AgentStreamChanges, AgentStreamContext, AgentStreamStage
+from .stages._agent_stream import AgentStreamChanges, AgentStreamContext, AgentStreamStage
 
 __all__ = ["AgentStreamChanges", "AgentStreamContext", "AgentStreamStage"]

@@ -20,6 +20,7 @@ from typing import Any
 
 from typing_extensions import TypedDict
 
+from ._interrupt import Interrupt
 from .exceptions import (
     InterruptException,
     InterruptMisuseError,
@@ -72,38 +73,6 @@ def agent_stream_interrupt_id(name: str) -> str:
     name alone identifies the decision. Two agents sharing one gate and name share the id too.
     """
     return f"{AGENT_STREAM_INTERRUPT_PREFIX}{_name_hash(name)}"
-
-
-@dataclass
-class Interrupt:
-    """A request for human input that paused a run.
-
-    Attributes:
-        id: Opaque identifier; send it back in the ``interruptResponse`` that answers it.
-        name: The name the raiser gave; it identifies the decision being asked for.
-        reason: Anything the raiser wants the human to see (must be JSON-serialisable to persist).
-        response: The human's answer, set when the run is resumed. ``None`` means "not answered
-            yet", which is why a resume may not answer with ``None``.
-    """
-
-    id: str
-    name: str
-    reason: Any = None
-    response: Any = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict (the shape `from_dict` reads back)."""
-        return {"id": self.id, "name": self.name, "reason": self.reason, "response": self.response}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Interrupt:
-        """Rebuild an interrupt from `to_dict` output."""
-        return cls(
-            id=data["id"],
-            name=data["name"],
-            reason=data.get("reason"),
-            response=data.get("response"),
-        )
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ A host needs exactly one thing from a model: a stream of Converse chunks for a c
 model without inheriting from this library: a ``strands.models.Model`` subclass (Bedrock,
 Anthropic, OpenAI, ...), `strands_middleware.testing.ScriptedModel`, or a class of your own whose
 ``stream`` is an ``async def`` generator. The host hands the stream to
-`strands_middleware.host.model_stream.process_model_stream`, which checks every chunk at run time.
+`strands_middleware.host.process_model_stream`, which checks every chunk at run time.
 
 Why ``messages``, ``tool_specs`` and the chunks are typed ``Any`` here: ``strands-agents`` spells
 the same Converse data with its own TypedDicts (typed media blocks, extra optional keys such as

@@ -28,7 +28,7 @@ from strands_middleware.bridges.strands import StrandsBridge
 from strands_middleware.bridges.strands._tools import LibraryTool
 from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
 from strands_middleware.bridges.strands.translate import interrupt_in
-from strands_middleware.engine.registry import MiddlewareSource
+from strands_middleware.engine._registry import MiddlewareSource
 from strands_middleware.testing import ScriptedModel, ScriptedTurn
 from strands_middleware.tools import tool
 

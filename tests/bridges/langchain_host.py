@@ -31,7 +31,7 @@ from strands_middleware.bridges.langchain import (
     resume_command,
 )
 from strands_middleware.bridges.langchain._converse import Shown, converse_messages, host_messages
-from strands_middleware.engine.registry import MiddlewareSource
+from strands_middleware.engine._registry import MiddlewareSource
 from strands_middleware.tools import AgentTool
 
 

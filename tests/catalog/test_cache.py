@@ -22,7 +22,7 @@ from strands_middleware import (
     testing,
 )
 from strands_middleware.agent import Agent
-from strands_middleware.catalog.cache import Cache, MemoryStore
+from strands_middleware.catalog._cache import Cache, MemoryStore
 from strands_middleware.events import ModelMessageEvent, TextDeltaEvent, ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn

@@ -154,7 +154,7 @@ def test_agents_never_share_counts_even_when_they_share_the_object(
 
 
 def test_a_retry_inside_the_limit_is_one_call(make_agent: AgentFactory) -> None:
-    from strands_middleware.catalog.retry import Retry
+    from strands_middleware.catalog._retry import Retry
 
     async def no_sleep(delay: float) -> None:
         return None

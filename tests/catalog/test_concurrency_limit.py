@@ -20,7 +20,7 @@ from strands_middleware import (
     ToolResultEvent,
     TypedEvent,
 )
-from strands_middleware.catalog.concurrency_limit import ConcurrencyLimit
+from strands_middleware.catalog._concurrency_limit import ConcurrencyLimit
 from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import (

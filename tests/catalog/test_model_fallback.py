@@ -20,9 +20,9 @@ from strands_middleware import (
     testing,
 )
 from strands_middleware.agent import AfterModelCallEvent, Agent, BeforeModelCallEvent
-from strands_middleware.catalog.model_fallback import ModelFallback
-from strands_middleware.catalog.retry import Retry
-from strands_middleware.host.model_call import invoke_model_terminal
+from strands_middleware.catalog._model_fallback import ModelFallback
+from strands_middleware.catalog._retry import Retry
+from strands_middleware.host._model_call import invoke_model_terminal
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn
 

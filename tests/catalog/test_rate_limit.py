@@ -19,7 +19,7 @@ from strands_middleware import (
     ModelStopReason,
     TypedEvent,
 )
-from strands_middleware.catalog.rate_limit import RateLimit
+from strands_middleware.catalog._rate_limit import RateLimit
 from strands_middleware.events import ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import (

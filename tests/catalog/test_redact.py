@@ -22,7 +22,7 @@ from strands_middleware import (
 )
 from strands_middleware.agent import Agent
 from strands_middleware.catalog import ToolApproval
-from strands_middleware.catalog.redact import DEFAULT_PATTERNS, Redact
+from strands_middleware.catalog._redact import DEFAULT_PATTERNS, Redact
 from strands_middleware.content import Message
 from strands_middleware.events import ModelMessageEvent, ModelStreamEvent, TextDeltaEvent
 from strands_middleware.testing import ScriptedModel, text_turn, tool_context, tool_turn

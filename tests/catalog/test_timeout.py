@@ -23,8 +23,8 @@ from strands_middleware import (
     testing,
 )
 from strands_middleware.agent import AfterModelCallEvent, Agent
-from strands_middleware.catalog.retry import Retry
-from strands_middleware.catalog.timeout import CallTimeout, Timeout
+from strands_middleware.catalog._retry import Retry
+from strands_middleware.catalog._timeout import CallTimeout, Timeout
 from strands_middleware.events import TextDeltaEvent, ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
@@ -636,7 +636,7 @@ def tool_context(name: str, tool_use_id: str) -> ExecuteToolContext:
 
 
 async def model_terminal(context: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
-    from strands_middleware.host.model_call import invoke_model_terminal
+    from strands_middleware.host._model_call import invoke_model_terminal
 
     async for event in invoke_model_terminal(context):
         yield event

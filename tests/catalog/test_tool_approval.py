@@ -17,7 +17,7 @@ from strands_middleware import (
     TypedEvent,
 )
 from strands_middleware.agent import Agent, AgentResult
-from strands_middleware.catalog.tool_approval import ACCEPTED_ANSWERS, ToolApproval
+from strands_middleware.catalog._tool_approval import ACCEPTED_ANSWERS, ToolApproval
 from strands_middleware.content import Message
 from strands_middleware.host import InterruptState
 from strands_middleware.interrupts import execute_tool_interrupt_id

@@ -18,7 +18,7 @@ from strands_middleware import (
     TypedEvent,
 )
 from strands_middleware.agent import AfterToolCallEvent, Agent
-from strands_middleware.catalog.tool_mock import ToolMock
+from strands_middleware.catalog._tool_mock import ToolMock
 from strands_middleware.content import ToolUse
 from strands_middleware.testing import ScriptedModel, text_turn, tool_context, tool_turn
 from strands_middleware.tools import tool

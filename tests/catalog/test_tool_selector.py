@@ -12,7 +12,7 @@ from strands_middleware import ExecuteToolContext, ExecuteToolStage, MiddlewareN
 from strands_middleware.agent import Agent
 from strands_middleware.catalog import ToolSelector
 from strands_middleware.content import ToolSpec
-from strands_middleware.stages.invoke_model import InvokeModelContext
+from strands_middleware.stages._invoke_model import InvokeModelContext
 from strands_middleware.testing import ModelRequest, ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import AgentTool, tool
 from tests.bridges.hosts import HOSTS, Builder

@@ -28,10 +28,10 @@ from strands_middleware import (
     testing,
 )
 from strands_middleware.agent import Agent, AgentResult
-from strands_middleware.catalog.tracing import EXECUTE_TOOL_SPAN, INVOKE_MODEL_SPAN, Tracing
+from strands_middleware.catalog._tracing import EXECUTE_TOOL_SPAN, INVOKE_MODEL_SPAN, Tracing
 from strands_middleware.content import Usage
 from strands_middleware.events import ToolInterruptEvent
-from strands_middleware.host.model_call import invoke_model_terminal
+from strands_middleware.host._model_call import invoke_model_terminal
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
@@ -112,7 +112,7 @@ def test_a_tool_round_gives_one_span_per_model_call_and_tool_call(
     ]
     assert first.kind is SpanKind.CLIENT
     assert attributes(first) == {
-        "strands_middleware.engine.stage": "invokeModel",
+        "strands_middleware.engine._stage": "invokeModel",
         "gen_ai.operation.name": "chat",
         "strands_middleware.model": "ScriptedModel",
         "gen_ai.response.finish_reasons": ("tool_use",),
@@ -124,7 +124,7 @@ def test_a_tool_round_gives_one_span_per_model_call_and_tool_call(
     assert attributes(second)["gen_ai.response.finish_reasons"] == ("end_turn",)
     assert tool_span.kind is SpanKind.INTERNAL
     assert attributes(tool_span) == {
-        "strands_middleware.engine.stage": "executeTool",
+        "strands_middleware.engine._stage": "executeTool",
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "add",
         "gen_ai.tool.call.id": "t1",

@@ -18,8 +18,8 @@ from strands_middleware import (
     testing,
 )
 from strands_middleware.agent import AfterInvocationEvent, Agent
-from strands_middleware.catalog.cache import Cache
-from strands_middleware.catalog.usage_budget import UsageBudget, UsageBudgetExceeded
+from strands_middleware.catalog._cache import Cache
+from strands_middleware.catalog._usage_budget import UsageBudget, UsageBudgetExceeded
 from strands_middleware.content import Usage
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool

@@ -13,9 +13,9 @@ from typing import Any
 from strands_middleware import InvokeModelContext, InvokeModelStage, TypedEvent
 from strands_middleware.conformance import AgentSetup, Capability
 from strands_middleware.conformance.harnesses.reference import ReferenceAgent, ReferenceHarness
-from strands_middleware.engine.handlers import MiddlewareNext
-from strands_middleware.engine.registry import MiddlewareSource
-from strands_middleware.engine.stage import Middleware
+from strands_middleware.engine._handlers import MiddlewareNext
+from strands_middleware.engine._registry import MiddlewareSource
+from strands_middleware.engine._stage import Middleware
 from strands_middleware.events import ModelStopReason
 from strands_middleware.experimental import AgentStreamStage
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from strands_middleware import MiddlewareNext, MiddlewareRegistry, MiddlewareResult, Outbound
+from strands_middleware import MiddlewareNext, MiddlewareRegistry, MiddlewareResult
+from strands_middleware.engine._chain import Outbound
 
 from .conftest import STAGE, Done, Event, collect, terminal
 

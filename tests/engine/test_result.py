@@ -69,13 +69,15 @@ def test_halts_stage_reads_is_interrupt_from_any_event_shape() -> None:
     assert halts_stage(Halt()) and not halts_stage(Done())
 
 
-def test_halts_by_class_clears_only_classes_that_keep_typed_events_answer() -> None:
-    from strands_middleware.engine.result import halts_by_class
+def test_a_class_that_keeps_typed_events_answer_is_sorted_once_as_never_halting() -> None:
+    from strands_middleware import halts_stage
+    from strands_middleware.engine._result import _NEVER_BY_CLASS
 
-    assert not halts_by_class(TypedEvent) and not halts_by_class(TextDeltaEvent)
-    assert halts_by_class(ToolInterruptEvent) and halts_by_class(Paused)
-    assert halts_by_class(Flagged)  # an instance attribute may say yes
-    assert halts_by_class(Halt)
+    assert not halts_stage(TextDeltaEvent("x")) and _NEVER_BY_CLASS[TextDeltaEvent] is True
+    for may_halt in (Paused({"paused": True}), Paused(), Flagged(False), Halt()):
+        halts_stage(may_halt)
+        assert _NEVER_BY_CLASS[type(may_halt)] is False  # read event by event
+    assert halts_stage(ToolInterruptEvent({"toolUseId": "t", "name": "n", "input": {}}, []))
 
 
 def test_halts_stage_reads_each_event_of_a_class_it_has_seen_before() -> None:
@@ -97,39 +99,3 @@ def test_halts_stage_reads_each_event_of_a_class_it_has_seen_before() -> None:
     assert halts_stage(flagged)  # the class was seen before: its instances are still read
     assert halts_stage(Looked()) and halts_stage(Looked())
     assert not halts_stage(Slotted()) and not halts_stage({"is_interrupt": True})
-
-
-def test_never_halting_holds_only_classes_none_of_whose_events_can_halt() -> None:
-    from strands_middleware import halts_stage
-    from strands_middleware.engine.result import NEVER_HALTING
-
-    class Quiet(TypedEvent):
-        pass
-
-    assert not halts_stage(Quiet()) and Quiet in NEVER_HALTING
-    for may_halt in (Paused({"paused": True}), Paused(), Flagged(False), Halt()):
-        halts_stage(may_halt)
-        assert type(may_halt) not in NEVER_HALTING
-    assert halts_stage(Paused({"paused": True}))  # still read, event by event
-
-
-def test_passes_through_is_false_for_the_result_and_for_events_that_may_halt() -> None:
-    from strands_middleware.engine.result import passes_through
-
-    assert passes_through(TextDeltaEvent, Done)
-    assert not passes_through(Done, Done)
-    assert not passes_through(type("LaterDone", (Done,), {}), Done)  # a subclass is a result
-    assert not passes_through(Paused, Done) and not passes_through(ToolInterruptEvent, Done)
-
-
-def test_classes_seen_is_shared_per_result_type_and_sorts_each_class_once_by_its_answer() -> None:
-    from strands_middleware.engine.result import classes_seen
-
-    seen = classes_seen(Done)
-    assert classes_seen(Done) is seen and classes_seen(TypedEvent) is not seen
-    seen.sort(TextDeltaEvent)
-    seen.sort(Paused)
-    seen.sort(Done)
-    assert TextDeltaEvent in seen.passing
-    assert Paused in seen.other and Done in seen.other
-    assert Paused not in seen.passing and Done not in seen.passing

@@ -34,7 +34,7 @@ from strands_middleware.exceptions import (
     InterruptResumeError,
     InterruptStateDataError,
 )
-from strands_middleware.host.interrupt_state import InterruptState, PendingToolExecution
+from strands_middleware.host._interrupt_state import InterruptState, PendingToolExecution
 from strands_middleware.interrupts import (
     AGENT_STREAM_INTERRUPT_PREFIX,
     EXECUTE_TOOL_INTERRUPT_PREFIX,

@@ -9,7 +9,7 @@ import pytest
 from strands_middleware import InvokeModelContext, InvokeModelStage
 from strands_middleware.exceptions import UnsupportedStageError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
-from strands_middleware.host.mixin import MiddlewareHostMixin
+from strands_middleware.host._mixin import MiddlewareHostMixin
 
 
 class NoPassHost(MiddlewareHostMixin):

@@ -19,7 +19,7 @@ from strands_middleware.events import (
     TypedEvent,
 )
 from strands_middleware.exceptions import ModelStreamError
-from strands_middleware.host.model_stream import process_model_stream
+from strands_middleware.host._model_stream import process_model_stream
 
 # -- chunk builders: each returns one Converse chunk, typed loosely so tests can also send the
 # -- malformed shapes a buggy model would.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from strands_middleware.catalog import ToolApproval
-from strands_middleware.engine.stage import Middleware
+from strands_middleware.engine._stage import Middleware
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 

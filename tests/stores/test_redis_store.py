@@ -13,7 +13,7 @@ from redis.crc import key_slot
 
 from strands_middleware.exceptions import StoreError
 from strands_middleware.stores.redis import RedisStore
-from strands_middleware.stores.redis.store import _within  # pyright: ignore[reportPrivateUsage]
+from strands_middleware.stores.redis._store import _within  # pyright: ignore[reportPrivateUsage]
 
 from .redis_server import RedisServer
 

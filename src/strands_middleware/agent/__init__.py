@@ -1,10 +1,10 @@
 """The reference agent: a compact agent loop on the adapter layer, with hooks."""
 
-from .agent import Agent
-from .hooks import (
+from ._agent import (
     AfterInvocationEvent,
     AfterModelCallEvent,
     AfterToolCallEvent,
+    Agent,
     BeforeInvocationEvent,
     BeforeModelCallEvent,
     BeforeToolCallEvent,
@@ -12,7 +12,7 @@ from .hooks import (
     HookRegistry,
     MessageAddedEvent,
 )
-from .result import AgentResult
+from ._result import AgentResult
 
 __all__ = [
     "AfterInvocationEvent",

@@ -7,24 +7,24 @@ needs. Items are written against the built-in stages only.
 
 from ._base import CallStage, CatalogMiddleware
 from ._budget import MEDIA_TOKENS, TokenCounter, estimate_tokens
+from ._cache import Cache, MemoryStore, ResultStore
+from ._call_limit import CallLimit, CallLimitExceeded
+from ._concurrency_limit import ConcurrencyLimit
+from ._context_window import DEFAULT_MARKER, ContextWindow
+from ._guardrail import DEFAULT_POLICY, Flow, Guardrail, GuardrailCheck, GuardrailSubject, Verdict
+from ._model_fallback import ModelFallback
+from ._rate_limit import RateLimit
+from ._redact import DEFAULT_PATTERNS, Redact
+from ._retry import Retry
 from ._scoped import Scope, ScopedState
-from .cache import Cache, MemoryStore, ResultStore
-from .call_limit import CallLimit, CallLimitExceeded
-from .concurrency_limit import ConcurrencyLimit
-from .context_window import DEFAULT_MARKER, ContextWindow
-from .guardrail import DEFAULT_POLICY, Flow, Guardrail, GuardrailCheck, GuardrailSubject, Verdict
-from .model_fallback import ModelFallback
-from .rate_limit import RateLimit
-from .redact import DEFAULT_PATTERNS, Redact
-from .retry import Retry
-from .summarize import DEFAULT_INSTRUCTIONS, SUMMARY_HEADER, Summarize
-from .timeout import CallTimeout, Timeout
-from .tool_approval import ACCEPTED_ANSWERS, AllTools, ToolApproval
-from .tool_mock import ToolMock
-from .tool_result_trim import DEFAULT_TRIM_MARKER, ToolResultTrim
-from .tool_selector import ToolPredicate, ToolSelector
-from .tracing import EXECUTE_TOOL_SPAN, INVOKE_MODEL_SPAN, Tracing
-from .usage_budget import UsageBudget, UsageBudgetExceeded
+from ._summarize import DEFAULT_INSTRUCTIONS, SUMMARY_HEADER, Summarize
+from ._timeout import CallTimeout, Timeout
+from ._tool_approval import ACCEPTED_ANSWERS, AllTools, ToolApproval
+from ._tool_mock import ToolMock
+from ._tool_result_trim import DEFAULT_TRIM_MARKER, ToolResultTrim
+from ._tool_selector import ToolPredicate, ToolSelector
+from ._tracing import EXECUTE_TOOL_SPAN, INVOKE_MODEL_SPAN, Tracing
+from ._usage_budget import UsageBudget, UsageBudgetExceeded
 
 __all__ = [
     "ACCEPTED_ANSWERS",

@@ -13,10 +13,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Any, Literal, TypeAlias, cast
 
-from ..engine.stage import Middleware, MiddlewareStage
+from ..engine._stage import Middleware, MiddlewareStage
 from ..events import ModelStopReason, ToolResultEvent, TypedEvent
-from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
 
 __all__ = [
     "CallStage",

@@ -3,7 +3,7 @@
 `Redact` masks the model's message once it is complete; this masks the same text while it is
 still arriving, so that a UI rendering deltas never shows what the message hides. A match can
 arrive split across deltas, so the text of the open block is buffered and goes out only once no
-match can reach back into it (the rules are in `strands_middleware.catalog.redact`).
+match can reach back into it (the rules are in `strands_middleware.catalog._redact`).
 
 Exactness. The message is masked pattern by pattern over its whole text, and a later pattern can
 match only because an earlier one replaced something (a lookbehind that now sees ``]`` where it

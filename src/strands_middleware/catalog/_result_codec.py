@@ -1,6 +1,6 @@
 """Stage results as bytes and back: how `Cache` keeps a result in a shared store.
 
-A result is written as JSON (`strands_middleware.stores.codec`: ``bytes`` in base64), never
+A result is written as JSON (`strands_middleware.stores._codec`: ``bytes`` in base64), never
 pickled, so what another process wrote can only ever be read back as data. The document names
 the result class and holds the event's items::
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ..events import ModelStopReason, ToolResultEvent, TypedEvent
-from ..stores import codec
+from ..stores import _codec as codec
 
 __all__ = ["UnreadableResult", "decode_result", "encode_result"]
 

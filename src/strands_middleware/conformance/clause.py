@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.registry import MiddlewareSource
+from ..engine._registry import MiddlewareSource
 from ..testing import ScriptedModel, ScriptedTurn
 from .harness import AgentSetup, Capability, Harness, HostAgent
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from ..content import Message, Messages
-from ..engine.registry import MiddlewareSource
+from ..engine._registry import MiddlewareSource
 from ..interrupts import Interrupt
 from ..testing import ScriptedModel
 

@@ -4,17 +4,15 @@ It knows nothing of models, tools or agents, so a framework can define stages of
 Everything here is also exported from the package root.
 """
 
-from ._chain import OpenedChain
-from .handlers import (
+from ._handlers import (
     MiddlewareHandler,
     MiddlewareInputHandler,
     MiddlewareNext,
     MiddlewareOutputHandler,
 )
-from .outbound import Outbound
-from .registry import MiddlewareRegistry, MiddlewareSource
-from .result import InterruptControlEvent, MiddlewareResult
-from .stage import (
+from ._registry import MiddlewareRegistry, MiddlewareSource
+from ._result import InterruptControlEvent, MiddlewareResult, halts_stage
+from ._stage import (
     Middleware,
     MiddlewareInputPhase,
     MiddlewareOutputPhase,
@@ -38,6 +36,5 @@ __all__ = [
     "MiddlewareSource",
     "MiddlewareStage",
     "MiddlewareWrapPhase",
-    "OpenedChain",
-    "Outbound",
+    "halts_stage",
 ]

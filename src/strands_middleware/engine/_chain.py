@@ -1,4 +1,4 @@
-"""A stage's handlers compiled into one chain, and the generator that runs it.
+"""A stage's handlers compiled into one chain, the generator that runs it, and `Outbound`.
 
 Cost model. Every streamed event crosses every layer, so the layout is chosen per event:
 
@@ -36,17 +36,15 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from types import AsyncGeneratorType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from ._registration import describe
-from .result import MiddlewareResult, halts_stage
-from .stage import MiddlewareStage
+from ._result import MiddlewareResult, halts_stage
+from ._stage import MiddlewareStage
 
-if TYPE_CHECKING:
-    from .outbound import Outbound
-
-__all__ = ["OpenedChain"]
+__all__ = ["CompiledChain", "OpenedChain", "Outbound"]
 
 _logger = logging.getLogger("strands_middleware")
 
@@ -444,3 +442,57 @@ class OpenedChain(Generic[TEvent]):
             return
         # An exception is leaving the block: it wins; closing failures are logged.
         await _after_failure(self._opened, exc, None)
+
+
+# ---- Outbound: a host loop's own event and error types -------------------------------------
+#
+# A bridge runs this library's chain inside a host's agent loop: the chain yields this library's
+# events, the host expects its own. Translating in a generator of the bridge's around the chain
+# costs a generator hop on every streamed event; given to `MiddlewareRegistry.invoke`, an
+# `Outbound` is applied by the chain's own driver instead, where the event already passes.
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """The translations a host applies to what leaves a chain.
+
+    Example:
+        ```python
+        outbound = Outbound(to_host_event, to_host_error)
+        async for host_event in registry.invoke(stage, context, terminal, outbound=outbound):
+            ...
+        ```
+
+    Args:
+        event_out: Called with each event the chain yields, in order; what it returns is
+            yielded instead, and ``None`` drops the event.
+        error_out: Called with any exception leaving the chain (`asyncio.CancelledError` and
+            one raised by ``event_out`` included), once every generator of the chain has been
+            closed. An exception it returns other than the one it was given is raised instead,
+            chained to it (``raise returned from error``); the same one or ``None`` lets the
+            original go on unchanged. A failure while closing the chain is logged, as without
+            an `Outbound`, never handed to it. Not called when the consumer closes the stream.
+    """
+
+    event_out: Callable[[Any], Any]
+    error_out: Callable[[BaseException], BaseException | None] | None = None
+
+    def raised(self, error: BaseException) -> BaseException:
+        """What leaves in place of ``error``: its translation, or ``error`` itself."""
+        if self.error_out is None:
+            return error
+        translated = self.error_out(error)
+        return error if translated is None else translated
+
+    def apply(self, stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+        """``stream`` with these translations applied, in a generator of its own.
+
+        For a stream no chain driver translates (with Output handlers the driver's stream is
+        translated this way too). The stream is closed once, when the generator ends, fails or
+        is closed.
+        """
+        return translated_stream(_STREAM, lambda: stream, self)
+
+
+_STREAM = MiddlewareStage[Any, Any, Any]("translated stream", result_type=object)
+"""The stage `Outbound.apply` names in its errors (a stream that is not an async iterator)."""

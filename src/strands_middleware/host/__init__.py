@@ -8,12 +8,12 @@ host's interrupts their lifetime, and `process_model_stream` turns a model's Con
 into typed events.
 """
 
-from .agent_pass import run_agent_pass
-from .interrupt_state import InterruptState, PendingToolExecution
-from .mixin import MiddlewareHostMixin
-from .model_call import invoke_model_terminal, model_call_context, run_model_call
-from .model_stream import process_model_stream
-from .tool_call import (
+from ._agent_pass import run_agent_pass
+from ._interrupt_state import InterruptState, PendingToolExecution
+from ._mixin import MiddlewareHostMixin
+from ._model_call import invoke_model_terminal, model_call_context, run_model_call
+from ._model_stream import process_model_stream
+from ._tool_call import (
     copy_tool_use,
     make_tool_terminal,
     run_tool_call,

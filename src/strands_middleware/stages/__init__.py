@@ -1,7 +1,7 @@
 """The built-in stages: a model call, a tool call, and (provisionally) a whole agent pass."""
 
-from .execute_tool import ExecuteToolContext, ExecuteToolStage
-from .invoke_model import InvokeModelContext, InvokeModelStage, split_system_prompt
+from ._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ._invoke_model import InvokeModelContext, InvokeModelStage, split_system_prompt
 
 __all__ = [
     "ExecuteToolContext",

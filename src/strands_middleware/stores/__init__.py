@@ -8,9 +8,9 @@ and `SessionStore`, which keeps paused runs so that any worker can resume them e
 `CallLimit` take one as ``store=``.
 """
 
-from .memory import InMemoryStore
-from .protocols import CacheStore, CounterStore, RateStore, SlotStore, SnapshotStore, Store
-from .sessions import ClaimedSession, PausedRun, SessionStore
+from ._memory import InMemoryStore
+from ._protocols import CacheStore, CounterStore, RateStore, SlotStore, SnapshotStore, Store
+from ._sessions import ClaimedSession, PausedRun, SessionStore
 
 __all__ = [
     "CacheStore",

@@ -5,8 +5,8 @@ records every request; `model_context` and `tool_context` build stage contexts s
 be unit-tested without an agent.
 """
 
-from .contexts import TEST_TOOL_USE_ID, model_context, tool_context
-from .scripted_model import (
+from ._contexts import TEST_TOOL_USE_ID, model_context, tool_context
+from ._scripted_model import (
     ModelRequest,
     ScriptedModel,
     ScriptedTurn,

@@ -34,7 +34,7 @@ from strands_middleware.bridges.pydantic_ai._messages import (
     stop_reason_of,
 )
 from strands_middleware.bridges.pydantic_ai.testing import ScriptedPydanticAIModel
-from strands_middleware.engine.registry import MiddlewareSource
+from strands_middleware.engine._registry import MiddlewareSource
 from strands_middleware.events import ToolResultEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, ScriptedTurn

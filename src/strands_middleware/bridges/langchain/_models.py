@@ -33,9 +33,9 @@ from ...content import (
     Usage,
 )
 from ...events import ModelStopReason
-from ...host.model_stream import process_model_stream
+from ...host._model_stream import process_model_stream
 from ...models import Model
-from ...stages.invoke_model import split_system_prompt
+from ...stages._invoke_model import split_system_prompt
 from ._converse import (
     Shown,
     ai_message,

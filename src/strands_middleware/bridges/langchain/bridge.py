@@ -44,8 +44,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
 from ...content import Message, ToolUse
-from ...engine import OpenedChain
-from ...engine.registry import MiddlewareSource
+from ...engine._chain import OpenedChain
+from ...engine._registry import MiddlewareSource
 from ...events import (
     ModelMessageEvent,
     ModelStopReason,
@@ -54,13 +54,13 @@ from ...events import (
     TypedEvent,
 )
 from ...exceptions import InterruptException, UnsupportedStageError
-from ...host.mixin import MiddlewareHostMixin
-from ...host.model_stream import process_model_stream
-from ...host.tool_call import make_tool_terminal, run_tool_stage
+from ...host._mixin import MiddlewareHostMixin
+from ...host._model_stream import process_model_stream
+from ...host._tool_call import make_tool_terminal, run_tool_stage
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
-from ...stages.agent_stream import AgentStreamStage
-from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ...stages._agent_stream import AgentStreamStage
+from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
     ai_message,
     converse_messages,

@@ -34,7 +34,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
 from ...content import StreamEvent, SystemPrompt, ToolChoice, ToolSpec
-from ...engine.registry import MiddlewareRegistry, missing_result
+from ...engine._registry import MiddlewareRegistry, missing_result
 from ...events import (
     ModelStopReason,
     ModelStreamEvent,
@@ -43,9 +43,9 @@ from ...events import (
     ToolUseDeltaEvent,
     TypedEvent,
 )
-from ...host.model_call import invoke_model_terminal
-from ...host.model_stream import process_model_stream
-from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ...host._model_call import invoke_model_terminal
+from ...host._model_stream import process_model_stream
+from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._messages import (
     StreamChunks,
     chunks_of_response,

@@ -26,14 +26,14 @@ from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 
-from ...engine.registry import MiddlewareSource
+from ...engine._registry import MiddlewareSource
 from ...events import ToolResultEvent
 from ...exceptions import InterruptException, UnsupportedStageError
-from ...host.mixin import MiddlewareHostMixin
-from ...host.tool_call import copy_tool_use, make_tool_terminal, run_tool_stage
-from ...stages.agent_stream import AgentStreamStage
-from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from ...stages.invoke_model import InvokeModelStage
+from ...host._mixin import MiddlewareHostMixin
+from ...host._tool_call import copy_tool_use, make_tool_terminal, run_tool_stage
+from ...stages._agent_stream import AgentStreamStage
+from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._invoke_model import InvokeModelStage
 from ._interrupts import answers_of, deferral
 from ._model import MiddlewareModel
 from ._tools import PydanticAITool, cancel_signal, host_result

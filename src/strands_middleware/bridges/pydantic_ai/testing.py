@@ -17,7 +17,7 @@ from pydantic_ai.models.function import (
 
 from ...content import StreamEvent
 from ...events import ModelStopReason
-from ...host.model_stream import process_model_stream
+from ...host._model_stream import process_model_stream
 from ...models import Model as LibraryModel
 from ...testing import ScriptedModel, ScriptedTurn
 from ._messages import converse_messages, host_response, tool_choice_of

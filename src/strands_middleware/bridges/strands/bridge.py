@@ -32,16 +32,16 @@ from strands.interrupt import InterruptException as HostInterruptException
 from strands.middleware import ExecuteToolStage as HostExecuteToolStage
 from strands.middleware import InvokeModelStage as HostInvokeModelStage
 
-from ...engine import OpenedChain
-from ...engine.stage import MiddlewareStage
+from ...engine._chain import OpenedChain
+from ...engine._stage import MiddlewareStage
 from ...events import TypedEvent
 from ...exceptions import ReplacedMessagesError
-from ...host.mixin import MiddlewareHostMixin
-from ...host.tool_call import copy_tool_use, run_tool_stage
+from ...host._mixin import MiddlewareHostMixin
+from ...host._tool_call import copy_tool_use, run_tool_stage
 from ...interrupts import MiddlewareInterruptResult, execute_tool_interrupt_id
-from ...stages.agent_stream import AgentStreamContext, AgentStreamStage
-from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ...stages._agent_stream import AgentStreamContext, AgentStreamStage
+from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from . import _seams as seams
 from ._converse import (
     MESSAGE_KEYS,

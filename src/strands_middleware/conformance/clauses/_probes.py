@@ -7,12 +7,12 @@ from collections.abc import AsyncGenerator, Awaitable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ...content import Message, Messages, Metrics, ToolResult, Usage
-from ...engine.handlers import MiddlewareNext
-from ...engine.stage import Middleware, MiddlewareStage
+from ...engine._handlers import MiddlewareNext
+from ...engine._stage import Middleware, MiddlewareStage
 from ...events import ToolResultEvent, TypedEvent
 from ...events import __all__ as _event_names
 from ...interrupts import Interrupt
-from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...testing import ModelRequest
 
 __all__ = [

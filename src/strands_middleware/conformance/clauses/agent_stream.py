@@ -9,13 +9,13 @@ import uuid
 from collections.abc import AsyncGenerator, Callable
 
 from ...content import Message
-from ...engine.handlers import MiddlewareNext
-from ...engine.result import MiddlewareResult
+from ...engine._handlers import MiddlewareNext
+from ...engine._result import MiddlewareResult
 from ...events import EventLoopStopEvent, TypedEvent
 from ...exceptions import ReplacedMessagesError
-from ...stages.agent_stream import AgentStreamContext, AgentStreamStage
-from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ...stages._agent_stream import AgentStreamContext, AgentStreamStage
+from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ...testing import text_turn, tool_turn
 from ..clause import Check, Clause, ClauseFailed, Trial, clause, expect
 from ..harness import Capability

@@ -7,12 +7,12 @@ from collections.abc import AsyncGenerator, Mapping
 from typing import Any, cast
 
 from ...content import ContentBlock, Message, ToolResult, ToolUse
-from ...engine.handlers import MiddlewareNext
-from ...engine.result import MiddlewareResult
-from ...engine.stage import Middleware, MiddlewareStage
+from ...engine._handlers import MiddlewareNext
+from ...engine._result import MiddlewareResult
+from ...engine._stage import Middleware, MiddlewareStage
 from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, TypedEvent
-from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ...testing import text_turn, tool_turn
 from ..clause import Trial, clause, expect
 from ..harness import Capability

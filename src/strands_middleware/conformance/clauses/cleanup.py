@@ -6,10 +6,10 @@ import asyncio
 import contextlib
 from typing import Any
 
-from ...engine.stage import Middleware
+from ...engine._stage import Middleware
 from ...events import TypedEvent
-from ...stages.execute_tool import ExecuteToolStage
-from ...stages.invoke_model import InvokeModelStage
+from ...stages._execute_tool import ExecuteToolStage
+from ...stages._invoke_model import InvokeModelStage
 from ...testing import text_turn, tool_turn
 from ..clause import Trial, clause, expect
 from . import _sources as cite

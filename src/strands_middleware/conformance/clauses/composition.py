@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from ...engine.handlers import MiddlewareNext
-from ...engine.result import MiddlewareResult
-from ...engine.stage import Middleware, MiddlewareStage
+from ...engine._handlers import MiddlewareNext
+from ...engine._result import MiddlewareResult
+from ...engine._stage import Middleware, MiddlewareStage
 from ...events import TypedEvent
-from ...stages.execute_tool import ExecuteToolStage
-from ...stages.invoke_model import InvokeModelStage
+from ...stages._execute_tool import ExecuteToolStage
+from ...stages._invoke_model import InvokeModelStage
 from ...testing import text_turn, tool_turn
 from ..clause import Trial, clause, expect
 from . import _sources as cite

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from ...engine.handlers import MiddlewareNext
+from ...engine._handlers import MiddlewareNext
 from ...events import TypedEvent
-from ...stages.execute_tool import ExecuteToolStage
-from ...stages.invoke_model import InvokeModelStage
+from ...stages._execute_tool import ExecuteToolStage
+from ...stages._invoke_model import InvokeModelStage
 from ...testing import text_turn, tool_turn
 from ..clause import Trial, clause, expect
 from ..harness import Capability

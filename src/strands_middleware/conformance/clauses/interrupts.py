@@ -12,11 +12,11 @@ from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from ...content import Message
-from ...engine.handlers import MiddlewareNext
-from ...engine.result import MiddlewareResult
+from ...engine._handlers import MiddlewareNext
+from ...engine._result import MiddlewareResult
 from ...events import ToolResultEvent, TypedEvent
 from ...interrupts import MiddlewareInterruptResult
-from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...testing import text_turn, tool_turn
 from ..clause import Built, Trial, clause, expect
 from ..harness import AgentSetup, Capability, Harness, RunReport

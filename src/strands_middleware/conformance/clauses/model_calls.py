@@ -7,11 +7,11 @@ from collections.abc import AsyncGenerator
 from typing import Any, cast
 
 from ...content import Message, ToolChoiceAny, ToolChoiceAnyDict, ToolSpec
-from ...engine.handlers import MiddlewareNext
-from ...engine.result import MiddlewareResult
+from ...engine._handlers import MiddlewareNext
+from ...engine._result import MiddlewareResult
 from ...events import ModelStopReason, TypedEvent
 from ...models import Model
-from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ...testing import ScriptedModel, text_turn
 from ..clause import Trial, clause, expect
 from . import _sources as cite

@@ -6,10 +6,10 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from ...content import ToolResult, ToolUse
-from ...engine.handlers import MiddlewareNext
-from ...engine.result import MiddlewareResult
+from ...engine._handlers import MiddlewareNext
+from ...engine._result import MiddlewareResult
 from ...events import ToolResultEvent, TypedEvent
-from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...testing import text_turn, tool_turn
 from ..clause import Trial, clause, expect
 from . import _sources as cite

@@ -16,7 +16,7 @@ from ...agent import (
     HookEvent,
 )
 from ...content import Messages
-from ...host.interrupt_state import InterruptState
+from ...host._interrupt_state import InterruptState
 from ...testing import ScriptedModel
 from ...tools import tool
 from ..harness import AgentSetup, Capability, HookName, HookRecorder, RunReport

@@ -12,6 +12,6 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
         'strands_middleware.stores.redis needs redis-py: pip install "strands-middleware[redis]"'
     ) from error
 
-from .store import RedisStore
+from ._store import RedisStore
 
 __all__ = ["RedisStore"]

@@ -1,0 +1,287 @@
+"""`ToolApproval`: hold chosen tool calls until a human approves, denies or edits them.
+
+The gate is a Wrap handler on ExecuteToolStage that calls ``context.interrupt()`` *before*
+``next_fn``. The first time, that raises `InterruptException`: the run stops with
+``stop_reason == "interrupt"`` and ``result.interrupts`` lists one interrupt per gated call. The
+caller resumes with one ``interruptResponse`` per interrupt; on that pass the same
+``interrupt()`` call returns the answer and the gate acts on it:
+
+* **approve**: ``"approve"``, ``True`` or ``{"decision": "approve"}``. The tool runs as asked.
+* **deny**: ``"deny"``, ``False`` or ``{"decision": "deny", "message": "why"}``. The tool does
+  not run; the model reads an error result saying a human denied the call (and why, if given),
+  so it can explain or try something else.
+* **edit**: ``{"decision": "edit", "input": {...}}``. The tool runs with ``input`` instead of the
+  model's arguments (the model's ``toolUse`` in the history keeps what it asked for; the result
+  it reads comes from the edited call).
+* **anything else** fails closed: the tool does not run, and the model reads an error result
+  that quotes the answer and lists the answers that are accepted. Strings are matched ignoring
+  case and surrounding spaces; a decision object with keys beyond the ones above (a typo such as
+  ``"mesage"``) is refused rather than half-understood.
+
+Why the rules are what they are:
+
+* **Before next_fn.** Once a tool has run, pausing means the resume runs it again, so the gate
+  asks first. It never catches `InterruptException` (nor cancellation).
+* **One decision per tool call.** The interrupt id is
+  ``v1:middleware_execute_tool:<toolUseId>:<uuid5(name)>``: the ``toolUseId`` scopes it to one
+  call, so the same ``name`` can (and should) be used for every call, and two calls in one turn
+  get two interrupts. The name must be stable across resumes: it is how the resumed ``interrupt()``
+  finds its answer. A name function must therefore be deterministic (derive it from the tool
+  name, never from a clock or a counter).
+* **One name per gate.** Two gates asking under one name on the same call would share one
+  interrupt id, so one answer would approve both. That is an error (`InterruptMisuseError`, the
+  call ends with an error result and the tool does not run), not a shared approval: give each
+  gate on a tool its own ``name``, e.g. ``ToolApproval(name="security-review")``.
+* **Fails closed around it too.** If a handler around the gate catches its
+  `InterruptException` (a broad ``except Exception``), the host does not run the tool and says
+  why; the gate never has to trust the handlers around it.
+* **A tool round is a cycle.** A tool answer lives for its tool round only, so a later model turn
+  that calls the tool again is asked again; an approval is never inherited.
+* **Persistable.** The default ``reason`` is the call itself (``toolUseId``, ``name``, ``input``),
+  JSON-ready, so ``agent.interrupt_state.to_dict()`` and ``agent.messages`` round-trip through
+  JSON and the run resumes in another process. A custom ``reason`` should stay JSON-ready too.
+
+Selection is by the call, not by the agent's tool list: a call to a tool the agent does not have
+is gated too when it matches (a mock registered inside the gate may answer it).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, cast
+
+from ..engine._handlers import MiddlewareNext
+from ..engine._stage import Middleware
+from ..events import ToolResultEvent, TypedEvent
+from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ._base import CatalogMiddleware
+
+__all__ = ["ACCEPTED_ANSWERS", "AllTools", "ToolApproval"]
+
+_logger = logging.getLogger("strands_middleware")
+
+AllTools: TypeAlias = Callable[[Iterable[object]], bool]
+"""The type of the builtin ``all``, which as ``tools=all`` (the default) holds every call.
+
+It sits beside the context predicate in the ``tools`` union, both at the top level: with two
+callables side by side, a lambda passed as ``tools=`` is inferred against the predicate
+(pyright) or left unannotated (mypy), never against ``Iterable[object]``.
+"""
+
+ACCEPTED_ANSWERS = (
+    '"approve" or true; "deny" or false; {"decision": "approve"}; '
+    '{"decision": "deny", "message": "<why>"}; {"decision": "edit", "input": {<new arguments>}}'
+)
+"""The answers a `ToolApproval` understands, as quoted in the error result for any other."""
+
+_SHOWN_LENGTH = 200
+_DECISION_KEYS: dict[str, frozenset[str]] = {
+    "approve": frozenset({"decision"}),
+    "deny": frozenset({"decision", "message"}),
+    "edit": frozenset({"decision", "input"}),
+}
+
+
+@dataclass(frozen=True)
+class _Decision:
+    kind: Literal["approve", "deny", "edit"]
+    message: str | None = None
+    new_input: dict[str, Any] | None = None
+
+
+class ToolApproval(CatalogMiddleware):
+    """Holds chosen tool calls for a human: approve, deny (with a message) or edit the input.
+
+    Example:
+        ```python
+        gate = ToolApproval(tools=["delete_file"])
+        agent = Agent(model=model, tools=[delete_file], middleware=[gate])
+        paused = agent("Delete the report")                    # stop_reason == "interrupt"
+        done = agent([
+            {"interruptResponse": {"interruptId": i.id, "response": "approve"}}
+            for i in paused.interrupts
+        ])
+        ```
+
+    Args:
+        tools: Which calls to hold: the builtin ``all`` (the default) holds every call; a
+            collection of tool names holds calls to those tools; a predicate on the
+            `ExecuteToolContext` holds the calls it returns True for.
+        name: The interrupt name, or a function of the context returning it. The name must be
+            the same every time the same call is asked (see the module docstring); the id adds
+            the ``toolUseId``, so one name serves every call. A second gate on the same tools
+            needs a name of its own.
+        reason: A function of the context returning what the human is shown. The default is
+            ``{"toolUseId": ..., "name": ..., "input": ...}`` of the call.
+    """
+
+    def __init__(
+        self,
+        *,
+        tools: AllTools | Collection[str] | Callable[[ExecuteToolContext], bool] = all,
+        name: str | Callable[[ExecuteToolContext], str] = "approve-tool-call",
+        reason: Callable[[ExecuteToolContext], Any] | None = None,
+    ) -> None:
+        self._tool_names: frozenset[str] | None = None
+        self._predicate: Callable[[ExecuteToolContext], bool] | None = None
+        given = cast(object, tools)  # checked at run time: callers need not be type-checked
+        if given is any:
+            raise TypeError(
+                "ToolApproval(tools=any) is not a tool selection; use tools=all (the default) "
+                "to hold every call, a collection of tool names, or a predicate on the context"
+            )
+        if given is not all:
+            if isinstance(given, (str, bytes)):
+                raise TypeError(
+                    f"ToolApproval(tools=...) takes a collection of tool names, not a single "
+                    f"string; write tools=[{given!r}]"
+                )
+            if callable(given):
+                self._predicate = cast("Callable[[ExecuteToolContext], bool]", given)
+            elif isinstance(given, Collection):
+                names = list(cast("Collection[object]", given))
+                if not all(isinstance(item, str) and item for item in names):
+                    raise TypeError(
+                        "ToolApproval(tools=...) takes tool names as non-empty strings, got "
+                        f"{tools!r}"
+                    )
+                self._tool_names = frozenset(cast("list[str]", names))
+            else:
+                raise TypeError(
+                    "ToolApproval(tools=...) takes all, a collection of tool names or a predicate "
+                    f"on the context, got {tools!r}"
+                )
+        given_name = cast(object, name)
+        if isinstance(given_name, str):
+            if not given_name:
+                raise ValueError("ToolApproval(name=...) must be a non-empty string")
+        elif not callable(given_name):
+            raise TypeError(
+                "ToolApproval(name=...) takes a string or a function of the context returning "
+                f"one, got {name!r}"
+            )
+        if reason is not None and not callable(cast(object, reason)):
+            raise TypeError(
+                "ToolApproval(reason=...) takes a function of the context returning what the "
+                f"human is shown, got {reason!r}"
+            )
+        self.tools = tools
+        self.name = name
+        self.reason = reason
+
+    def selects(self, context: ExecuteToolContext) -> bool:
+        """Whether this gate holds the call ``context`` describes."""
+        if self._predicate is not None:
+            return bool(self._predicate(context))
+        if self._tool_names is not None:
+            return context.tool_use["name"] in self._tool_names
+        return True
+
+    def interrupt_name(self, context: ExecuteToolContext) -> str:
+        """The name the call is asked under (the id adds its ``toolUseId``)."""
+        if isinstance(self.name, str):
+            return self.name
+        chosen = cast(object, self.name(context))
+        if not isinstance(chosen, str) or not chosen:
+            raise TypeError(
+                f"ToolApproval(name=...) returned {chosen!r} for tool call "
+                f"{context.tool_use['toolUseId']!r}; it must return a non-empty string"
+            )
+        return chosen
+
+    def _reason_for(self, context: ExecuteToolContext) -> Any:
+        if self.reason is not None:
+            return self.reason(context)
+        tool_use = context.tool_use
+        return {
+            "toolUseId": tool_use["toolUseId"],
+            "name": tool_use["name"],
+            "input": tool_use["input"],
+        }
+
+    def middleware(self) -> list[Middleware[Any, Any, Any]]:
+        async def approval(
+            context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            if not self.selects(context):
+                async for event in next_fn(context):
+                    yield event
+                return
+            # Before next_fn, and never inside a try: the first call raises InterruptException,
+            # which must reach the executor so the run pauses.
+            answer = context.interrupt(
+                self.interrupt_name(context), reason=self._reason_for(context)
+            )
+            decision = _decide(answer.response)
+            tool_use = context.tool_use
+            if isinstance(decision, str):
+                _logger.warning(
+                    "ToolApproval: tool call %r (%s) not run: %s",
+                    tool_use["toolUseId"],
+                    tool_use["name"],
+                    decision,
+                )
+                yield ToolResultEvent.error(
+                    tool_use["toolUseId"], f"Not run: {decision} Accepted: {ACCEPTED_ANSWERS}."
+                )
+                return
+            if decision.kind == "deny":
+                text = f"A human denied this call to {tool_use['name']!r}."
+                if decision.message:
+                    text = f"{text} Their message: {decision.message}"
+                yield ToolResultEvent.error(tool_use["toolUseId"], text)
+                return
+            if decision.kind == "edit":
+                context = context.replace(tool_use={**tool_use, "input": decision.new_input})
+            async for event in next_fn(context):
+                yield event
+
+        approval.__qualname__ = f"ToolApproval[{ExecuteToolStage.name}]"
+        return [ExecuteToolStage.wrap(approval)]
+
+
+def _decide(answer: object) -> _Decision | str:
+    """The decision an answer carries, or what is wrong with it (a sentence)."""
+    if answer is True:
+        return _Decision("approve")
+    if answer is False:
+        return _Decision("deny")
+    if isinstance(answer, str):
+        word = answer.strip().lower()
+        if word in ("approve", "deny"):
+            return _Decision("approve" if word == "approve" else "deny")
+        return f"the answer {_shorten(answer)} is not an approval decision."
+    if not isinstance(answer, Mapping):
+        return f"the answer {_shorten(answer)} is not an approval decision."
+    fields = cast("Mapping[object, object]", answer)
+    given = fields.get("decision")
+    kind = given.strip().lower() if isinstance(given, str) else None
+    if kind is None or kind not in _DECISION_KEYS:
+        return f"the answer {_shorten(fields)} has no valid 'decision' (approve, deny or edit)."
+    unexpected = sorted(str(key) for key in fields if key not in _DECISION_KEYS[kind])
+    if unexpected:
+        return f"the {kind} answer {_shorten(fields)} has unexpected key(s) {unexpected}."
+    if kind == "approve":
+        return _Decision("approve")
+    if kind == "deny":
+        message = fields.get("message")
+        if message is not None and not isinstance(message, str):
+            return f"the deny answer {_shorten(fields)} has a 'message' that is not a string."
+        return _Decision("deny", message=message)
+    new_input = fields.get("input")
+    if not isinstance(new_input, Mapping):
+        return (
+            f"the edit answer {_shorten(fields)} needs an 'input' object holding the new arguments."
+        )
+    # A copy: the answer lives in the interrupt state, and the tool may change what it is given.
+    return _Decision("edit", new_input=copy.deepcopy(dict(cast("Mapping[str, Any]", new_input))))
+
+
+def _shorten(value: object) -> str:
+    text = repr(value)
+    if len(text) <= _SHOWN_LENGTH:
+        return text
+    return f"{text[:_SHOWN_LENGTH]}..."

@@ -1,0 +1,321 @@
+"""`UsageBudget`: stop a run once its model calls have spent a token budget.
+
+The usage a model reports with each answer is the one measure of cost every provider shares. The
+rules:
+
+* **What is counted.** The ``usage`` of each model call's result (`ModelStopReason`), added up:
+  ``inputTokens``, ``outputTokens`` and ``totalTokens`` as the provider reports them (a result
+  without ``totalTokens`` counts input plus output). A call that raised before its result
+  reported nothing and adds nothing; a result that did arrive counts even if the call failed
+  afterwards or its consumer stopped reading, because those tokens were spent.
+* **When the run stops: before the next model call.** A budget is exhausted once the tokens
+  spent reach it. The call that gets there is never cut short: its answer is used and the tools
+  it asked for run. The next model call raises `UsageBudgetExceeded`, naming what was spent
+  against what was allowed, before the model is asked. So a run that reaches its budget on its
+  final answer ends normally; with ``scope="agent"`` the next invocation's first model call
+  raises.
+* **What "stops the run" means on a host.** The exception propagates out of the model call and
+  the host fails the run with it, like a provider error: on the reference ``Agent``,
+  ``agent(...)`` raises it (``AfterModelCallEvent`` and ``AfterInvocationEvent`` see it) and
+  the history ends with the last tool results, unanswered; any host that lets a model error
+  propagate does the same. Nothing is invented into the history, and `Retry` with its default
+  ``on=(Exception,)`` would retry it in vain: register ``UsageBudget`` before `Retry`.
+* **Scope.** ``scope="invocation"`` (the default) gives each invocation of each agent its own
+  budget; ``scope="agent"`` one budget for the agent's lifetime. Agents never share spending,
+  even when they share the object. Invocations are recognised as `CallLimit` recognises them (by
+  their ``invocation_state`` dict; see `strands_middleware.catalog._call_limit`).
+* **Shared, in a store.** With ``store=`` and ``key=``, every agent in every process using that
+  store and key spends one budget, for as long as the key lives (so the scope is ``"agent"``;
+  an invocation never spans processes). Put a period in the key (``"team-a:2025-06-01"``) for a
+  daily budget. A call is let in only while the spending read from the store is under every
+  budget; its usage is added when it reports it, in one atomic step. Calls already running when
+  the budget is reached finish and count, as the last call does in one process: across
+  processes the spending can pass a budget by at most the usage of the calls in flight at that
+  moment, and no call starts after it.
+* **When the store fails.** By default the call raises `StoreError` naming the item and the
+  store; ``on_store_error="allow"`` lets it run unchecked and warns (`StoreWarning`). Usage
+  that cannot be added once the call ran warns too: it is not counted.
+
+A `Cache` registered before this item answers hits without reaching it, so replayed answers cost
+nothing; registered after it, a hit counts the usage of the call it replays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from ..content import Usage
+from ..engine._handlers import MiddlewareNext
+from ..engine._stage import Middleware
+from ..events import ModelStopReason, TypedEvent
+from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
+from ..stores._protocols import CounterStore
+from ._base import (
+    CatalogMiddleware,
+    OnStoreError,
+    check_on_store_error,
+    check_store,
+    check_store_name,
+    check_whole_number,
+)
+from ._scoped import Scope, ScopedState, scope_with_store
+from ._store_calls import FAILED_OPEN, StoreCalls
+
+__all__ = ["UsageBudget", "UsageBudgetExceeded"]
+
+_WHERE: dict[Scope, str] = {"invocation": "this invocation", "agent": "this agent"}
+_BUDGETS = (
+    ("max_total_tokens", "total"),
+    ("max_input_tokens", "input"),
+    ("max_output_tokens", "output"),
+)
+_FIELDS = ("input", "output", "total")
+"""The counters of a shared budget in its store."""
+
+
+class UsageBudgetExceeded(RuntimeError):
+    """A model call was refused because `UsageBudget` found its budget spent.
+
+    Args:
+        spent: The tokens spent so far, as a `Usage`.
+        exhausted: Each exhausted budget's argument name and limit, e.g.
+            ``{"max_total_tokens": 1000}``.
+        scope: What the budget counts in.
+        key: The budget's key in a shared store, or ``None``.
+
+    Attributes:
+        spent: The tokens spent so far.
+        exhausted: The exhausted budgets, by argument name.
+        scope: What the budget counts in.
+        key: The budget's key in a shared store, or ``None``.
+    """
+
+    def __init__(
+        self, spent: Usage, exhausted: dict[str, int], scope: Scope, key: str | None = None
+    ) -> None:
+        amounts = _by_budget(spent)
+        parts = [
+            f"{amounts[name]} {word} tokens of a budget of {exhausted[name]} ({name})"
+            for name, word in _BUDGETS
+            if name in exhausted
+        ]
+        where = _WHERE[scope] if key is None else f"the budget {key!r}"
+        super().__init__(
+            f"UsageBudget exhausted: {where} spent {' and '.join(parts)}; the run stops "
+            "before the next model call"
+        )
+        self.spent = spent
+        self.exhausted = exhausted
+        self.scope: Scope = scope
+        self.key = key
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[UsageBudgetExceeded], tuple[Usage, dict[str, int], Scope, str | None]]:
+        return (type(self), (self.spent, self.exhausted, self.scope, self.key))
+
+
+@dataclass
+class _Spent:
+    input: int = 0
+    output: int = 0
+    total: int = 0
+
+    def add(self, usage: Usage) -> None:
+        amounts = _amounts(usage)
+        self.input += amounts["input"]
+        self.output += amounts["output"]
+        self.total += amounts["total"]
+
+    def usage(self) -> Usage:
+        return {"inputTokens": self.input, "outputTokens": self.output, "totalTokens": self.total}
+
+
+class UsageBudget(CatalogMiddleware):
+    """Stops a run before the model call that would start past a token budget.
+
+    Example:
+        ```python
+        agent.use(UsageBudget(max_total_tokens=50_000))
+        agent.use(UsageBudget(max_output_tokens=200_000, scope="agent"))
+        try:
+            agent("Research the topic thoroughly")
+        except UsageBudgetExceeded as stop:
+            print(stop)   # ... spent 50412 total tokens of a budget of 50000 (max_total_tokens) ...
+        store = RedisStore.from_url("redis://localhost:6379/0")
+        agent.use(UsageBudget(max_total_tokens=10_000_000, store=store, key="team-a:2025-06"))
+        ```
+
+    Args:
+        max_total_tokens: The most total tokens (as the provider reports them).
+        max_input_tokens: The most input tokens.
+        max_output_tokens: The most output tokens.
+        scope: ``"invocation"`` (the default without a store) or ``"agent"`` (the only scope
+            with one).
+        store: Where a budget shared by every process is counted (a `CounterStore`, such as
+            ``RedisStore``).
+        key: The budget's key in ``store`` (required with it).
+        on_store_error: ``"raise"`` (the default) or ``"allow"``: see the module notes.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_total_tokens: int | None = None,
+        max_input_tokens: int | None = None,
+        max_output_tokens: int | None = None,
+        scope: Scope | None = None,
+        store: CounterStore | None = None,
+        key: str | None = None,
+        on_store_error: OnStoreError = "raise",
+    ) -> None:
+        budgets: dict[str, int] = {}
+        for name, value in (
+            ("max_total_tokens", max_total_tokens),
+            ("max_input_tokens", max_input_tokens),
+            ("max_output_tokens", max_output_tokens),
+        ):
+            if value is None:
+                continue
+            check_whole_number("UsageBudget", name, value, minimum=1, of="tokens")
+            budgets[name] = value
+        if not budgets:
+            raise ValueError(
+                "UsageBudget needs at least one of max_total_tokens=..., max_input_tokens=... "
+                "or max_output_tokens=..."
+            )
+        check_on_store_error("UsageBudget", on_store_error)
+        check_store_name("UsageBudget", "key", key, store=store, what="the budget")
+        resolved = scope_with_store("UsageBudget", scope, store)
+        if store is not None:
+            check_store("UsageBudget", store, CounterStore, "async counter_add and counter_read")
+        self._spent: ScopedState[_Spent] = ScopedState("UsageBudget", resolved, _Spent)
+        self.max_total_tokens = max_total_tokens
+        self.max_input_tokens = max_input_tokens
+        self.max_output_tokens = max_output_tokens
+        self.scope: Scope = resolved
+        self.store = store
+        self.key = key
+        self._budgets = budgets
+        self._calls = StoreCalls(f"UsageBudget(key={key!r})", store, on_store_error)
+
+    def spent(self, agent: object) -> Usage:
+        """What ``agent`` has spent in its current (or latest) scope; zeros before any call.
+
+        Raises:
+            RuntimeError: the budget is shared in a store: read it with `spent_in_store`.
+        """
+        if self.store is not None:
+            raise RuntimeError(
+                f"UsageBudget(key={self.key!r}) counts in {self.store!r}: read it with "
+                "await budget.spent_in_store()"
+            )
+        state = self._spent.current(agent)
+        return (state if state is not None else _Spent()).usage()
+
+    async def spent_in_store(self) -> Usage:
+        """What every process has spent of the shared budget.
+
+        Raises:
+            RuntimeError: there is no store (read `spent` instead).
+            StoreError: the store failed.
+        """
+        if self.store is None:
+            raise RuntimeError(
+                "UsageBudget.spent_in_store(): this budget counts in this process; read "
+                "budget.spent(agent)"
+            )
+        counts = await self.store.counter_read(cast(str, self.key), _FIELDS)
+        return _Spent(counts["input"], counts["output"], counts["total"]).usage()
+
+    def _exhausted(self, spent: _Spent) -> dict[str, int]:
+        amounts = _by_budget(spent.usage())
+        return {name: limit for name, limit in self._budgets.items() if amounts[name] >= limit}
+
+    def middleware(self) -> list[Middleware[Any, Any, Any]]:
+        handler = self._in_process() if self.store is None else self._in_store(self.store)
+        handler.__qualname__ = "UsageBudget[invokeModel]"
+        return [InvokeModelStage.wrap(handler)]
+
+    def _in_process(self) -> _Handler:
+        state = self._spent
+
+        async def usage_budget(
+            context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            spent = state.get(context.agent, context.invocation_state)
+            exhausted = self._exhausted(spent)
+            if exhausted:
+                raise UsageBudgetExceeded(spent.usage(), exhausted, state.scope)
+            usage: Usage | None = None
+            try:
+                async for event in next_fn(context):
+                    if isinstance(event, ModelStopReason):
+                        usage = event.usage
+                    yield event
+            finally:
+                if usage is not None:
+                    spent.add(usage)
+
+        return usage_budget
+
+    def _in_store(self, store: CounterStore) -> _Handler:
+        key = cast(str, self.key)
+        calls = self._calls
+
+        async def usage_budget(
+            context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            counts = await calls.take(store.counter_read(key, _FIELDS))
+            if counts is not FAILED_OPEN:
+                spent = _Spent(counts["input"], counts["output"], counts["total"])
+                exhausted = self._exhausted(spent)
+                if exhausted:
+                    raise UsageBudgetExceeded(spent.usage(), exhausted, "agent", key)
+            usage: Usage | None = None
+            try:
+                async for event in next_fn(context):
+                    if isinstance(event, ModelStopReason):
+                        usage = event.usage
+                    yield event
+            finally:
+                if usage is not None:
+                    await calls.settle(
+                        store.counter_add(key, _amounts(usage)), "count the usage of a call"
+                    )
+
+        return usage_budget
+
+
+_Handler = Callable[
+    [InvokeModelContext, MiddlewareNext[InvokeModelContext, TypedEvent]],
+    AsyncGenerator[TypedEvent, None],
+]
+
+
+def _amounts(usage: Usage) -> dict[str, int]:
+    """The tokens a usage report adds to each counter."""
+    input_tokens = _tokens(usage, "inputTokens")
+    output_tokens = _tokens(usage, "outputTokens")
+    total = _tokens(usage, "totalTokens") if "totalTokens" in usage else None
+    return {
+        "input": input_tokens,
+        "output": output_tokens,
+        "total": total if total is not None else input_tokens + output_tokens,
+    }
+
+
+def _by_budget(usage: Usage) -> dict[str, int]:
+    """The amount each budget argument limits, read from ``usage``."""
+    return {
+        "max_total_tokens": usage["totalTokens"],
+        "max_input_tokens": usage["inputTokens"],
+        "max_output_tokens": usage["outputTokens"],
+    }
+
+
+def _tokens(usage: Usage, key: str) -> int:
+    value = cast("dict[str, object]", usage).get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

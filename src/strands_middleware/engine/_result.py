@@ -1,0 +1,114 @@
+"""What Output handlers receive and return, and how a stream signals that a stage halted."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar, runtime_checkable
+
+from typing_extensions import Self
+
+from ..events import TypedEvent
+
+__all__ = ["InterruptControlEvent", "MiddlewareResult", "halts_stage"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class MiddlewareResult(Generic[T]):
+    """The result event of a stage, wrapped for its Output handlers.
+
+    Only the Output phase sees this wrapper; Wrap handlers and the call site see the plain result
+    event. Wrapping gives Output the same room to grow that Input has through its context
+    dataclass: a stage can subclass this with typed metadata, and handlers written against
+    ``MiddlewareResult`` keep working.
+
+    Attributes:
+        value: The stage's result event (for example a ``ModelStopReason``).
+    """
+
+    value: T
+
+    def replace(self, *, value: T) -> Self:
+        """Return a new wrapper holding ``value``; a subclass keeps its type and other fields.
+
+        Example:
+            ```python
+            def tag(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+                return result.replace(value=retagged(result.value))
+            ```
+        """
+        return dataclasses.replace(self, value=value)
+
+
+@runtime_checkable
+class InterruptControlEvent(Protocol):
+    """An event that halts the stage it passes through when ``is_interrupt`` is truthy.
+
+    A halted stage has no result: its Output handlers do not run and every event, the interrupt
+    included, is forwarded untransformed. The protocol lets the stage-agnostic engine recognise
+    such events without importing any stage's event types.
+    """
+
+    @property
+    def is_interrupt(self) -> bool:
+        """True when this event means the stage stopped to wait for a human."""
+        ...
+
+
+def halts_stage(event: object) -> bool:
+    """Whether ``event`` halts the stage it passes through (an `InterruptControlEvent`).
+
+    The one test the chain and every catalog item use: a handler that counts, caches or times a
+    call must treat a halted call as unfinished (no result, nothing to keep). It is cheap enough
+    to call on every streamed event: whether an event's class can halt at all is worked out once
+    per class, so for this library's own events (whose ``is_interrupt`` always answers false) the
+    answer is one dictionary lookup.
+
+    Example:
+        ```python
+        async for event in next_fn(context):
+            if halts_stage(event):
+                paused = True  # the call waits for a human: count nothing, keep nothing
+            yield event
+        ```
+    """
+    never = _NEVER_BY_CLASS.get(type(event))
+    if never is None:
+        never = _NEVER_BY_CLASS[type(event)] = _never_halts(type(event))
+    return False if never else bool(getattr(event, "is_interrupt", False))
+
+
+def _never_halts(cls: type) -> bool:
+    """Whether no event of ``cls`` can answer ``is_interrupt`` with anything but false.
+
+    False for a class that keeps `TypedEvent`'s ``is_interrupt`` (which always answers false), or
+    has no ``is_interrupt`` and instances with nowhere to hold one; any other class may halt,
+    through a property or an instance attribute.
+    """
+    found = getattr(cls, "is_interrupt", _ABSENT)
+    if found is not _ABSENT:
+        # TypedEvent's property is a data descriptor: no instance attribute can shadow it.
+        return found is _NEVER_HALTS
+    # No class attribute: only an instance attribute can answer, or the class's own lookup code
+    # (builtin bases such as object and dict use the generic lookup).
+    for base in cls.__mro__:
+        if base.__module__ != "builtins" and (
+            "__getattr__" in vars(base) or "__getattribute__" in vars(base)
+        ):
+            return False
+    return not cls.__dictoffset__  # instances with no dict hold no attribute of their own
+
+
+_ABSENT = object()
+
+_NEVER_BY_CLASS: dict[type, bool] = {}
+"""Per event class, whether its events never halt a stage, worked out on the first one seen.
+
+One entry per event class ever seen; classes are few. An entry is never wrong, since whether a
+class can halt does not change.
+"""
+
+_NEVER_HALTS: object = vars(TypedEvent)["is_interrupt"]
+"""The base class's ``is_interrupt`` property, which always answers false."""

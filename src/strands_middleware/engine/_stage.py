@@ -1,0 +1,257 @@
+"""Stage tokens, their phase sub-tokens, and `Middleware`, the carrier `use()` registers.
+
+A stage token names one interception point of an agent run (a model call, a tool call, a whole
+pass) and fixes, through its type parameters, what its handlers see: ``TContext`` going in,
+``TEvent`` streaming out, and ``TResult``, the event that is the stage's result. The phase
+sub-tokens ``.Input``, ``.Wrap`` and ``.Output`` bind the same parameters, which is what lets
+``add_middleware(stage.Input, fn)`` check ``fn`` against the right handler shape.
+"""
+
+from __future__ import annotations
+
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    TypeAlias,
+    TypeVar,
+    cast,
+    overload,
+)
+
+from typing_extensions import final
+
+from . import _registration
+from ._handlers import MiddlewareHandler, MiddlewareInputHandler, MiddlewareOutputHandler
+
+__all__ = [
+    "Middleware",
+    "MiddlewareInputPhase",
+    "MiddlewareOutputPhase",
+    "MiddlewarePhase",
+    "MiddlewareStage",
+    "MiddlewareWrapPhase",
+]
+
+TContext = TypeVar("TContext")
+TResult = TypeVar("TResult")
+TEvent = TypeVar("TEvent")
+
+PhaseName: TypeAlias = Literal["Input", "Wrap", "Output"]
+
+
+class _PhaseToken(Generic[TContext, TResult, TEvent]):
+    """Common part of the three phase sub-tokens: which stage, which phase."""
+
+    __slots__ = ("stage",)
+    kind: ClassVar[PhaseName]
+
+    def __init__(self, stage: MiddlewareStage[TContext, TResult, TEvent]) -> None:
+        self.stage = stage
+
+    @property
+    def where(self) -> str:
+        """``"<stage name>.<Phase>"``, as error messages name a registration point."""
+        return f"{self.stage.name}.{self.kind}"
+
+    def __repr__(self) -> str:
+        return f"{self.stage!r}.{self.kind}"
+
+    if not TYPE_CHECKING:
+        # Only at run time: to a type checker a token stays not callable, so ``@stage.Wrap`` on a
+        # handler is still a static error; at run time it gets a message naming the builder.
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            raise TypeError(
+                f"{self.where} is a phase token, not a decorator: build middleware with "
+                f"@stage.{self.kind.lower()} (the {self.kind} builder of stage "
+                f"{self.stage.name!r}), or register a bare function with "
+                f"add_middleware(stage.{self.kind}, fn)"
+            )
+
+
+@final
+class MiddlewareInputPhase(_PhaseToken[TContext, TResult, TEvent]):
+    """``stage.Input``: handlers that turn the context into the context the stage runs with."""
+
+    __slots__ = ()
+    kind: ClassVar[PhaseName] = "Input"
+
+
+@final
+class MiddlewareWrapPhase(_PhaseToken[TContext, TResult, TEvent]):
+    """``stage.Wrap``: async-generator handlers around the whole stage (also the bare stage)."""
+
+    __slots__ = ()
+    kind: ClassVar[PhaseName] = "Wrap"
+
+
+@final
+class MiddlewareOutputPhase(_PhaseToken[TContext, TResult, TEvent]):
+    """``stage.Output``: handlers that transform the stage's result once it is known."""
+
+    __slots__ = ()
+    kind: ClassVar[PhaseName] = "Output"
+
+
+MiddlewarePhase: TypeAlias = (
+    MiddlewareInputPhase[TContext, TResult, TEvent]
+    | MiddlewareWrapPhase[TContext, TResult, TEvent]
+    | MiddlewareOutputPhase[TContext, TResult, TEvent]
+)
+"""Any of a stage's three phase sub-tokens."""
+
+
+class MiddlewareStage(Generic[TContext, TResult, TEvent]):
+    """A token naming one interception point, with its ``.Input``/``.Wrap``/``.Output`` phases.
+
+    Stages compare and hash by identity: two stages with the same name are different stages.
+    Frameworks may define their own and run them with ``MiddlewareRegistry.invoke``.
+
+    Example:
+        ```python
+        SearchStage = MiddlewareStage[SearchContext, SearchDone, SearchEvent](
+            "search", result_type=SearchDone
+        )
+        ```
+
+    Attributes:
+        name: Used in ``repr`` and error messages.
+        result_type: The class of the stage's result event. The chain's result is the last event
+            of this class it yields; Output handlers receive it wrapped in a ``MiddlewareResult``.
+        Input: The Input phase sub-token.
+        Wrap: The Wrap phase sub-token (registering on the bare stage means Wrap).
+        Output: The Output phase sub-token.
+    """
+
+    __slots__ = ("Input", "Output", "Wrap", "name", "result_type")
+
+    def __init__(self, name: str, *, result_type: type[TResult]) -> None:
+        if not isinstance(cast(object, name), str) or not name:
+            raise TypeError(f"a stage name must be a non-empty str, got {name!r}")
+        if not isinstance(cast(object, result_type), type):
+            raise TypeError(
+                f"result_type of stage {name!r} must be the class of the stage's result event, "
+                f"got {result_type!r}"
+            )
+        self.name = name
+        self.result_type = result_type
+        self.Input: MiddlewareInputPhase[TContext, TResult, TEvent] = MiddlewareInputPhase(self)
+        self.Wrap: MiddlewareWrapPhase[TContext, TResult, TEvent] = MiddlewareWrapPhase(self)
+        self.Output: MiddlewareOutputPhase[TContext, TResult, TEvent] = MiddlewareOutputPhase(self)
+
+    def __repr__(self) -> str:
+        return f"MiddlewareStage({self.name!r})"
+
+    if not TYPE_CHECKING:
+        # Only at run time: to a type checker a stage stays not callable, so ``@InvokeModelStage``
+        # on a handler is still a static error; at run time it gets a message naming the builders
+        # instead of "'MiddlewareStage' object is not callable".
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            raise TypeError(
+                f"stage {self.name!r} is a token, not a decorator: build middleware with "
+                "@stage.wrap (an async generator (context, next_fn) around the call), "
+                "@stage.input (context -> context) or @stage.output (result -> result), for "
+                "example @InvokeModelStage.wrap"
+            )
+
+    def wrap(
+        self, fn: MiddlewareHandler[TContext, TEvent]
+    ) -> Middleware[TContext, TResult, TEvent]:
+        """Make a Wrap-phase `Middleware` of ``fn``; usable as a decorator."""
+        return Middleware(self.Wrap, fn)
+
+    def input(self, fn: MiddlewareInputHandler[TContext]) -> Middleware[TContext, TResult, TEvent]:
+        """Make an Input-phase `Middleware` of ``fn``; usable as a decorator."""
+        return Middleware(self.Input, fn)
+
+    def output(self, fn: MiddlewareOutputHandler[TResult]) -> Middleware[TContext, TResult, TEvent]:
+        """Make an Output-phase `Middleware` of ``fn``; usable as a decorator."""
+        return Middleware(self.Output, fn)
+
+
+def check_handler(phase: MiddlewarePhase[Any, Any, Any], handler: object) -> None:
+    """Raise `TypeError` unless ``handler`` has the shape ``phase`` calls for."""
+    if isinstance(handler, (MiddlewareStage, _PhaseToken)):
+        # Tokens are callable at run time (to explain themselves), so they need refusing here.
+        raise TypeError(
+            f"cannot register {handler!r} for {phase.where}: a stage or phase token is not a "
+            "handler; register a function built for this phase"
+        )
+    if isinstance(phase, MiddlewareWrapPhase):
+        _registration.check_wrap(phase.where, handler)
+    elif isinstance(phase, MiddlewareInputPhase):
+        _registration.check_input(phase.where, handler)
+    else:
+        _registration.check_output(phase.where, handler)
+
+
+@final
+class Middleware(Generic[TContext, TResult, TEvent]):
+    """One handler bound to the phase it runs in: what ``agent.use(...)`` registers.
+
+    Build it with ``stage.wrap(fn)``, ``stage.input(fn)`` or ``stage.output(fn)`` (each works as a
+    decorator). The handler is checked here, so a handler of the wrong shape fails at the line that
+    builds the middleware, not at the first model call.
+
+    Attributes:
+        phase: The phase sub-token the handler is registered on.
+        handler: The handler itself.
+    """
+
+    __slots__ = ("_handler", "_phase")
+
+    @overload
+    def __init__(
+        self,
+        phase: MiddlewareInputPhase[TContext, TResult, TEvent],
+        handler: MiddlewareInputHandler[TContext],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        phase: MiddlewareWrapPhase[TContext, TResult, TEvent],
+        handler: MiddlewareHandler[TContext, TEvent],
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        phase: MiddlewareOutputPhase[TContext, TResult, TEvent],
+        handler: MiddlewareOutputHandler[TResult],
+    ) -> None: ...
+
+    def __init__(self, phase: MiddlewarePhase[TContext, TResult, TEvent], handler: Any) -> None:
+        if not isinstance(cast(object, phase), _PhaseToken):
+            raise TypeError(
+                "Middleware needs a phase sub-token (stage.Input, stage.Wrap or stage.Output), "
+                f"got {phase!r}"
+            )
+        check_handler(phase, handler)
+        self._phase = phase
+        self._handler = handler
+
+    @property
+    def phase(self) -> MiddlewarePhase[TContext, TResult, TEvent]:
+        """The phase sub-token the handler runs in."""
+        return self._phase
+
+    @property
+    def stage(self) -> MiddlewareStage[TContext, TResult, TEvent]:
+        """The stage the handler belongs to."""
+        return self._phase.stage
+
+    @property
+    def handler(self) -> Any:
+        """The registered handler (its exact type depends on the phase)."""
+        return self._handler
+
+    @property
+    def name(self) -> str:
+        """The handler's name as error messages and logs give it (a function's own name)."""
+        return _registration.describe(self._handler)
+
+    def __repr__(self) -> str:
+        return f"Middleware({self._phase.where}, {_registration.describe(self._handler)})"

@@ -1,0 +1,286 @@
+"""Running ExecuteToolStage at a host's tool-call point.
+
+The executor side of the spec lives here, so that every host gets it right the same way: tool
+exceptions become error results inside the terminal, unknown tools still run the chain, the tool
+gets the executor's cancel signal, and interrupts (from middleware or from the tool) are
+registered here and nowhere else, then surfaced as one `ToolInterruptEvent`.
+
+Two rules of this library's own sit on top, in `run_tool_stage`, which every host runs (the
+strands bridge included), so they hold the same everywhere:
+
+* **Never silent.** A handler's own failure is not only a message to the model: the tool call
+  ends with an error result the model reads (the run goes on, as it does when the tool itself
+  fails, because one broken call should not end a production run) and the failure is logged at
+  ERROR on the ``strands_middleware`` logger, with its traceback, naming the handler, the stage
+  and the phase, so it reaches whoever runs the agent.
+* **Fail closed.** A gate's interrupt that did not reach the executor never lets the tool run:
+  one swallowed by a handler (a broad ``except Exception``) is found before the tool would run
+  and again when the stage ends; one raised after the tool ran is refused, since a resume would
+  run the tool again; two gates asking under one id are refused when the second asks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import aclosing
+from typing import Any, cast
+
+from ..content import ToolUse
+from ..engine._registry import MiddlewareRegistry, missing_result
+from ..engine._stage import Middleware, MiddlewareWrapPhase
+from ..events import ToolInterruptEvent, ToolResultEvent, TypedEvent
+from ..exceptions import InterruptException, InterruptMisuseError, MissingResultError
+from ..interrupts import Interrupt, InterruptLedger
+from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ..tools import AgentTool
+from ._interrupt_state import InterruptState
+
+__all__ = [
+    "copy_tool_use",
+    "make_tool_terminal",
+    "run_tool_call",
+    "run_tool_stage",
+    "tool_call_context",
+]
+
+_logger = logging.getLogger("strands_middleware")
+
+ToolTerminal = Callable[[ExecuteToolContext], AsyncGenerator[TypedEvent, None]]
+
+
+def copy_tool_use(tool_use: ToolUse) -> ToolUse:
+    """A copy of a tool call whose dicts and lists are new all the way down.
+
+    Deep enough that a handler editing ``context.tool_use`` (its ``input`` included) cannot
+    change the host's own dict, which is the model's request in the agent's history. Values that
+    are not dicts, lists or tuples are shared rather than copied: a host may put objects in the
+    input that cannot be copied (strands passes the agent itself to a directly called tool).
+    """
+    return cast(ToolUse, _copy_containers(tool_use))
+
+
+def _copy_containers(value: object) -> object:
+    if isinstance(value, dict):
+        items = cast("dict[object, object]", value).items()
+        return {key: _copy_containers(item) for key, item in items}
+    if isinstance(value, list):
+        return [_copy_containers(item) for item in cast("list[object]", value)]
+    if isinstance(value, tuple):
+        return tuple(_copy_containers(item) for item in cast("tuple[object, ...]", value))
+    return value
+
+
+def tool_call_context(
+    agent: Any,
+    *,
+    tool: AgentTool | None,
+    tool_use: ToolUse,
+    invocation_state: dict[str, Any],
+    cancel_signal: threading.Event,
+    interrupts: Mapping[str, Interrupt],
+) -> ExecuteToolContext:
+    """Build the context of one tool call, with ``tool_use`` copied by `copy_tool_use`."""
+    return ExecuteToolContext(
+        agent=agent,
+        tool=tool,
+        tool_use=copy_tool_use(tool_use),
+        invocation_state=invocation_state,
+        cancel_signal=cancel_signal,
+        _interrupts=interrupts,
+    )
+
+
+def make_tool_terminal(
+    cancel_signal: threading.Event,
+) -> Callable[[ExecuteToolContext], AsyncGenerator[TypedEvent, None]]:
+    """The tool call itself, bound to the executor's own cancel signal.
+
+    The signal is captured here rather than read from the context, so a handler that replaces
+    ``context.cancel_signal`` cannot cut the tool off from the agent's cancellation.
+    """
+
+    async def terminal(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+        tool_use = context.tool_use
+        tool = context.tool
+        if tool is None:
+            yield ToolResultEvent.error(tool_use["toolUseId"], f"Unknown tool: {tool_use['name']}")
+            return
+        produced = False
+        stream: Any = None
+        try:
+            stream = tool.stream(tool_use, context.invocation_state, cancel_signal=cancel_signal)
+            async for event in stream:
+                if isinstance(event, ToolResultEvent):
+                    produced = True
+                yield event
+        except InterruptException:
+            raise
+        except Exception as exc:  # the model should read a failure, not crash the loop
+            yield ToolResultEvent.from_exception(tool_use["toolUseId"], exc)
+            return
+        finally:
+            # A tool's stream is closed with the call, even when the call is abandoned early.
+            aclose: Any = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if not produced:
+            problem = RuntimeError(
+                f"tool {tool_use['name']!r} ended without yielding a ToolResultEvent: a tool's "
+                "stream must end with the ToolResultEvent that answers the call"
+            )
+            yield ToolResultEvent.from_exception(tool_use["toolUseId"], problem)
+
+    return terminal
+
+
+async def run_tool_stage(
+    registry: MiddlewareRegistry, context: ExecuteToolContext, terminal: ToolTerminal
+) -> AsyncGenerator[TypedEvent, None]:
+    """Run the stage around ``terminal`` with the rules every host shares (module docstring).
+
+    The stream ends with the result (the last `ToolResultEvent`; it is held until the stage has
+    ended and been checked) or is halted by a tool's `ToolInterruptEvent`. A handler's failure,
+    a misused interrupt or a chain without a result ends it with an error result instead, logged
+    at ERROR. The host's terminal runs only if no interrupt was swallowed before it.
+
+    Raises:
+        InterruptException: middleware (or the tool) paused the call; the host registers it.
+    """
+    ledger = InterruptLedger()
+    context = dataclasses.replace(context, _ledger=ledger)
+
+    def guarded(ours: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+        swallowed = _swallowed(ledger, ours)
+        if swallowed is not None:
+            raise swallowed
+        ledger.tool_started = True
+        return terminal(ours)
+
+    failure: Exception | None = None
+    result: ToolResultEvent | None = None
+    try:
+        async with registry.open(ExecuteToolStage, context, guarded) as events:
+            async for event in events:
+                if isinstance(event, ToolResultEvent):
+                    result = event
+                    continue
+                yield event
+                if isinstance(event, ToolInterruptEvent):
+                    return  # the tool paused: the call has no result until it is resumed
+        failure = _swallowed(ledger, context)
+        if failure is None and result is None:
+            failure = missing_result(ExecuteToolStage)
+    except InterruptException as paused:
+        failure = _misplaced(ledger, paused, context)
+        if failure is None:
+            raise
+        failure.__cause__ = paused
+    except Exception as error:  # a handler failed: see "Never silent" above
+        failure = error
+    if failure is None:
+        if result is not None:
+            yield result
+        return
+    _log_failure(registry, context, failure)
+    yield ToolResultEvent.from_exception(context.tool_use["toolUseId"], failure)
+
+
+def _call(context: ExecuteToolContext) -> str:
+    return f"tool call {context.tool_use['toolUseId']!r} ({context.tool_use['name']})"
+
+
+def _swallowed(ledger: InterruptLedger, context: ExecuteToolContext) -> InterruptMisuseError | None:
+    """An error for interrupts raised that never reached the executor, or None."""
+    unsettled = ledger.unsettled
+    if not unsettled:
+        return None
+    names = ", ".join(f"{i.name!r} (id {i.id})" for i in unsettled)
+    if any(ledger.raised_after_tool(i.id) for i in unsettled):
+        consequence = "it was raised after the tool ran, and the run was not paused"
+    elif ledger.tool_started:
+        consequence = "the run was not paused"
+    else:
+        consequence = "the run was not paused and the tool was not run"
+    return InterruptMisuseError(
+        f"interrupt {names} raised by ExecuteToolStage middleware on {_call(context)} never "
+        f"reached the executor, so {consequence}: a handler caught the InterruptException, most "
+        "likely with a broad `except Exception` around context.interrupt() or next_fn. Let it "
+        "through: put `except CONTROL_FLOW_EXCEPTIONS: raise` (strands_middleware.exceptions) "
+        "before `except Exception`.",
+        unsettled,
+    )
+
+
+def _misplaced(
+    ledger: InterruptLedger, paused: InterruptException, context: ExecuteToolContext
+) -> InterruptMisuseError | None:
+    """None if the interrupt may pause the call (the host registers it), else why not."""
+    interrupt = paused.interrupt
+    late = ledger.raised_after_tool(interrupt.id)
+    ledger.settle(interrupt.id)
+    if late:
+        return InterruptMisuseError(
+            f"ExecuteToolStage middleware raised interrupt {interrupt.name!r} (id "
+            f"{interrupt.id}) on {_call(context)} after the tool ran; pausing now would run the "
+            "tool again on resume, so the interrupt is refused. Interrupt before calling next_fn "
+            "(an approval gate asks first, then runs the tool).",
+            [interrupt],
+        )
+    return _swallowed(ledger, context)
+
+
+def _log_failure(
+    registry: MiddlewareRegistry, context: ExecuteToolContext, failure: Exception
+) -> None:
+    culprit = registry.failing_handler(ExecuteToolStage, failure)
+    if culprit is not None:
+        where = f"middleware handler {culprit.name} ({culprit.phase.where})"
+    else:
+        where = "ExecuteToolStage middleware"
+        if isinstance(failure, MissingResultError):
+            where = f"{where} (Wrap handlers, outermost first: {', '.join(_wrap_names(registry))})"
+    _logger.error(
+        "%s failed on %s; the call ends with an error result the model reads: %s: %s",
+        where,
+        _call(context),
+        type(failure).__name__,
+        failure,
+        exc_info=failure,
+    )
+
+
+def _wrap_names(registry: MiddlewareRegistry) -> list[str]:
+    return [
+        Middleware(phase, handler).name
+        for phase, handler in registry.handlers(ExecuteToolStage)
+        if isinstance(phase, MiddlewareWrapPhase)
+    ]
+
+
+async def run_tool_call(
+    registry: MiddlewareRegistry,
+    context: ExecuteToolContext,
+    interrupt_state: InterruptState,
+    cancel_signal: threading.Event,
+) -> AsyncGenerator[TypedEvent, None]:
+    """Run the stage and yield its events, registering any interrupt it raises.
+
+    Ends with either the result (the last `ToolResultEvent` yielded) or exactly one
+    `ToolInterruptEvent` carrying the registered interrupts; nothing follows an interrupt. A
+    failing handler, a chain without a result and a misused interrupt end it with an error
+    result, logged at ERROR (see `run_tool_stage`).
+    """
+    stream = run_tool_stage(registry, context, make_tool_terminal(cancel_signal))
+    try:
+        async with aclosing(stream) as events:
+            async for event in events:
+                if isinstance(event, ToolInterruptEvent):
+                    registered = [interrupt_state.register(i) for i in event.interrupts]
+                    yield ToolInterruptEvent(event.tool_use, registered)
+                    return
+                yield event
+    except InterruptException as exc:
+        yield ToolInterruptEvent(context.tool_use, [interrupt_state.register(exc.interrupt)])

@@ -1,0 +1,96 @@
+"""`InvokeModelStage`: one call of the model, from the request to its `ModelStopReason`."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from typing_extensions import TypedDict, Unpack
+
+from ..content import Messages, SystemContentBlock, SystemPrompt, ToolChoice, ToolSpec
+from ..engine._stage import MiddlewareStage
+from ..events import ModelStopReason, TypedEvent
+from ..models import Model
+
+__all__ = ["InvokeModelChanges", "InvokeModelContext", "InvokeModelStage", "split_system_prompt"]
+
+
+class InvokeModelChanges(TypedDict, total=False):
+    """The fields ``InvokeModelContext.replace`` accepts."""
+
+    messages: Messages
+    system_prompt: SystemPrompt
+    tool_specs: list[ToolSpec]
+    tool_choice: ToolChoice | None
+    invocation_state: dict[str, Any]
+    model: Model
+
+
+@dataclass
+class InvokeModelContext:
+    """What InvokeModelStage handlers receive: the request about to be sent to the model.
+
+    ``messages``, ``system_prompt``, ``tool_specs`` and ``tool_choice`` are deep copies made for
+    this call, so a handler can edit them freely without touching the agent's history, and the
+    terminal sends what the context holds, so an Input handler's ``replace()`` reaches the model.
+    ``invocation_state`` is shared by reference: it is the live dict hooks and tools write to.
+    ``model`` is the model this call streams (the agent's own to begin with); replacing it switches
+    this one call to another model without changing the agent. The model's private state is not on
+    the context at all: the terminal reads it from the agent.
+
+    Attributes:
+        agent: The host agent making the call (the reference ``Agent`` or a ``strands.Agent``).
+        messages: The conversation to send.
+        system_prompt: A string, a list of system content blocks, or None.
+        tool_specs: The tools the model may call.
+        tool_choice: How the model should pick a tool, or None for the model's default.
+        invocation_state: Per-invocation state shared with hooks and tools.
+        model: The model the terminal streams.
+    """
+
+    agent: Any
+    messages: Messages
+    system_prompt: SystemPrompt
+    tool_specs: list[ToolSpec]
+    tool_choice: ToolChoice | None
+    invocation_state: dict[str, Any]
+    model: Model
+
+    def replace(self, **changes: Unpack[InvokeModelChanges]) -> InvokeModelContext:
+        """Return a copy with only the given fields changed (``dataclasses.replace`` works too).
+
+        Example:
+            ```python
+            @InvokeModelStage.input
+            def concise(context: InvokeModelContext) -> InvokeModelContext:
+                return context.replace(system_prompt="Answer in one sentence.")
+            ```
+        """
+        return dataclasses.replace(self, **changes)
+
+
+InvokeModelStage = MiddlewareStage[InvokeModelContext, ModelStopReason, TypedEvent](
+    "invokeModel", result_type=ModelStopReason
+)
+"""A model call. Its result is the `ModelStopReason` that ends the model's stream.
+
+Handlers here can retry, cache, rate-limit, switch models per call, or rewrite the request and
+the response. This stage is not interruptible: a model call has no ``interrupt()``.
+"""
+
+
+def split_system_prompt(
+    system_prompt: SystemPrompt,
+) -> tuple[str | None, list[SystemContentBlock] | None]:
+    """Turn the context's one-field system prompt into the two arguments ``Model.stream`` takes.
+
+    A string becomes itself plus one text block; a list of blocks becomes the text of its text
+    blocks joined by blank lines (None if it has none) plus the list itself; None stays None.
+    """
+    if system_prompt is None:
+        return None, None
+    if isinstance(system_prompt, str):
+        return system_prompt, [{"text": system_prompt}]
+    texts = [block["text"] for block in system_prompt if "text" in block]
+    return ("\n\n".join(texts) if texts else None), list(system_prompt)
