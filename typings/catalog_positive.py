@@ -21,7 +21,6 @@ from strands_middleware.catalog import (
     CallLimit,
     CatalogMiddleware,
     ConcurrencyLimit,
-    MemoryStore,
     ModelFallback,
     RateLimit,
     Redact,
@@ -33,6 +32,7 @@ from strands_middleware.catalog import (
     UsageBudget,
 )
 from strands_middleware.content import ToolUse
+from strands_middleware.stores import InMemoryStore
 from strands_middleware.testing import ScriptedModel
 
 backup = ScriptedModel([])
@@ -70,7 +70,7 @@ assert_type(
 assert_type(Timeout(seconds=30), Timeout)
 assert_type(Timeout(ExecuteToolStage, seconds=2.5), Timeout)
 assert_type(Cache(), Cache)
-assert_type(Cache(ttl=None, max_entries=10, key=fixed_key, store=MemoryStore()), Cache)
+assert_type(Cache(ttl=None, max_entries=10, key=fixed_key, store=InMemoryStore()), Cache)
 assert_type(Cache(ExecuteToolStage, ttl=60), Cache)
 assert_type(ConcurrencyLimit(limit=4), ConcurrencyLimit)
 assert_type(ConcurrencyLimit(ExecuteToolStage, limit=2), ConcurrencyLimit)

@@ -22,9 +22,11 @@ from strands_middleware import (
     testing,
 )
 from strands_middleware.agent import Agent
-from strands_middleware.catalog._cache import Cache, MemoryStore
+from strands_middleware.catalog._cache import Cache
 from strands_middleware.events import ModelMessageEvent, TextDeltaEvent, ToolInterruptEvent
+from strands_middleware.exceptions import StoreWarning
 from strands_middleware.interrupts import Interrupt
+from strands_middleware.stores import InMemoryStore
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
@@ -54,16 +56,16 @@ class ConfiguredModel:
 
 
 class RecordingStore:
-    """A pluggable store: a plain dict that records what it is asked."""
+    """A `CacheStore` of one's own: a plain dict of bytes that records what it is asked."""
 
     def __init__(self) -> None:
-        self.data: dict[str, TypedEvent] = {}
+        self.data: dict[str, bytes] = {}
         self.sets: list[tuple[str, float | None]] = []
 
-    async def get(self, key: str) -> TypedEvent | None:
+    async def cache_get(self, key: str) -> bytes | None:
         return self.data.get(key)
 
-    async def set(self, key: str, value: TypedEvent, ttl: float | None) -> None:
+    async def cache_set(self, key: str, value: bytes, ttl: float | None) -> None:
         self.sets.append((key, ttl))
         self.data[key] = value
 
@@ -297,7 +299,7 @@ async def test_a_custom_key_returning_none_skips_the_cache() -> None:
         await collect(registry.invoke(InvokeModelStage, model_context(), streaming_terminal(calls)))
     assert calls == ["model", "model"]
     assert (cache.hits, cache.misses) == (0, 0)
-    assert len(cache.store) == 0  # type: ignore[arg-type]
+    assert len(cache.store._cache) == 0  # type: ignore[attr-defined]
 
 
 def test_a_custom_key_must_return_a_str_or_none() -> None:
@@ -336,7 +338,7 @@ async def test_a_call_that_fails_after_its_result_is_not_cached() -> None:
     registry.use(cache, InvokeModelStage.wrap(fails_late))
     with pytest.raises(ConnectionError):
         await collect(registry.invoke(InvokeModelStage, model_context(), streaming_terminal([])))
-    assert len(cache.store) == 0  # type: ignore[arg-type]
+    assert len(cache.store._cache) == 0  # type: ignore[attr-defined]
 
 
 async def test_a_call_the_consumer_stopped_reading_is_not_cached() -> None:
@@ -346,7 +348,7 @@ async def test_a_call_the_consumer_stopped_reading_is_not_cached() -> None:
     stream = registry.invoke(InvokeModelStage, model_context(), streaming_terminal([]))
     await stream.__anext__()
     await stream.aclose()
-    assert len(cache.store) == 0  # type: ignore[arg-type]
+    assert len(cache.store._cache) == 0  # type: ignore[attr-defined]
     assert cache.misses == 1
 
 
@@ -393,7 +395,7 @@ async def test_an_error_status_without_an_exception_is_not_cached() -> None:
     registry = MiddlewareRegistry()
     registry.use(cache)
     await collect(registry.invoke(ExecuteToolStage, tool_context("x", "t1", {}), refuses))
-    assert len(cache.store) == 0  # type: ignore[arg-type]
+    assert len(cache.store._cache) == 0  # type: ignore[attr-defined]
 
 
 def test_a_call_paused_for_a_human_is_not_cached_until_it_runs(make_agent: AgentFactory) -> None:
@@ -417,7 +419,7 @@ def test_a_call_paused_for_a_human_is_not_cached_until_it_runs(make_agent: Agent
     agent = make_agent(model=model, tools=[delete], middleware=[cache, ExecuteToolStage.wrap(gate)])
     paused = agent("Delete a")
     assert paused.stop_reason == "interrupt"
-    assert len(cache.store) == 0  # type: ignore[arg-type]
+    assert len(cache.store._cache) == 0  # type: ignore[attr-defined]
     agent(
         [
             {"interruptResponse": {"interruptId": interrupt.id, "response": "yes"}}
@@ -425,7 +427,7 @@ def test_a_call_paused_for_a_human_is_not_cached_until_it_runs(make_agent: Agent
         ]
     )
     assert runs == ["a"]
-    assert len(cache.store) == 1  # type: ignore[arg-type]
+    assert len(cache.store._cache) == 1  # type: ignore[attr-defined]
 
 
 async def test_a_stream_carrying_an_interrupt_event_is_not_cached() -> None:
@@ -437,7 +439,7 @@ async def test_a_stream_carrying_an_interrupt_event_is_not_cached() -> None:
     registry = MiddlewareRegistry()
     registry.use(cache)
     await collect(registry.invoke(ExecuteToolStage, tool_context("x", "t1", {}), halts))
-    assert len(cache.store) == 0  # type: ignore[arg-type]
+    assert len(cache.store._cache) == 0  # type: ignore[attr-defined]
 
 
 async def test_an_interrupt_of_a_class_seen_before_without_one_is_not_cached() -> None:
@@ -455,7 +457,7 @@ async def test_an_interrupt_of_a_class_seen_before_without_one_is_not_cached() -
     registry = MiddlewareRegistry()
     registry.use(cache)
     await collect(registry.invoke(ExecuteToolStage, tool_context("x", "t1", {}), halts_late))
-    assert len(cache.store) == 0  # type: ignore[arg-type]
+    assert len(cache.store._cache) == 0  # type: ignore[attr-defined]
 
 
 # ---- tool calls ----------------------------------------------------------------------------
@@ -525,34 +527,40 @@ async def test_entries_expire_after_the_ttl() -> None:
 
 async def test_a_ttl_of_none_never_expires() -> None:
     clock = FakeClock()
-    store = MemoryStore(clock=clock)
-    await store.set("k", answer("a"), None)
+    calls: list[str] = []
+    registry = MiddlewareRegistry()
+    registry.use(Cache(ttl=None, clock=clock))
+    await collect(registry.invoke(InvokeModelStage, model_context(), streaming_terminal(calls)))
     clock.now = 10**9
-    assert await store.get("k") == answer("a")
+    await collect(registry.invoke(InvokeModelStage, model_context(), streaming_terminal(calls)))
+    assert calls == ["model"]
 
 
-async def test_the_memory_store_evicts_the_least_recently_used_entry() -> None:
-    store = MemoryStore(max_entries=2)
-    await store.set("a", answer("a"), None)
-    await store.set("b", answer("b"), None)
-    assert await store.get("a") == answer("a")  # "b" is now the least recently used
-    await store.set("c", answer("c"), None)
-    assert [await store.get(key) for key in "abc"] == [answer("a"), None, answer("c")]
-    assert len(store) == 2
-    await store.set("a", answer("a2"), None)  # overwriting does not grow the store
-    assert len(store) == 2
-    assert await store.get("a") == answer("a2")
-    store.clear()
-    assert len(store) == 0
+async def test_the_default_store_evicts_the_least_recently_used_entry() -> None:
+    calls: list[str] = []
+    registry = MiddlewareRegistry()
+    cache = Cache(max_entries=2)
+    registry.use(cache)
+
+    async def ask(question: str) -> None:
+        context = model_context(messages=[{"role": "user", "content": [{"text": question}]}])
+        await collect(registry.invoke(InvokeModelStage, context, streaming_terminal(calls)))
+
+    for question in ("a", "b", "a", "c"):  # asking "a" again makes "b" the least recently used
+        await ask(question)
+    assert (cache.hits, cache.misses) == (1, 3)
+    await ask("a")
+    await ask("b")  # evicted: asked again
+    assert (cache.hits, cache.misses) == (2, 4)
 
 
-def test_max_entries_sizes_the_default_store() -> None:
+def test_max_entries_sizes_the_default_store_an_in_memory_store() -> None:
     cache = Cache(max_entries=3)
-    assert isinstance(cache.store, MemoryStore)
-    assert cache.store.max_entries == 3
+    assert isinstance(cache.store, InMemoryStore)
+    assert repr(cache.store) == "InMemoryStore(max_entries=3)"
 
 
-async def test_a_pluggable_store_gets_the_key_the_result_and_the_ttl() -> None:
+async def test_a_store_of_ones_own_gets_the_key_the_encoded_result_and_the_ttl() -> None:
     store = RecordingStore()
     cache = Cache(store=store, ttl=None)
     registry = MiddlewareRegistry()
@@ -563,24 +571,37 @@ async def test_a_pluggable_store_gets_the_key_the_result_and_the_ttl() -> None:
     [(key, ttl)] = store.sets
     assert key == cache.key_for(model_context())
     assert ttl is None
-    assert store.data[key] == answer("Paris.")
+    assert isinstance(store.data[key], bytes) and b"Paris." in store.data[key]
     assert calls == ["model"]
 
 
-async def test_a_store_returning_something_else_is_an_error() -> None:
-    store = RecordingStore()
+async def test_a_result_json_cannot_encode_is_answered_but_not_kept_and_a_warning_says_so() -> None:
     registry = MiddlewareRegistry()
-    cache = Cache(store=store)
+    cache = Cache()
     registry.use(cache)
-    key = cache.key_for(model_context())
-    assert key is not None
-    store.data[key] = TextDeltaEvent("not a result")
-    with pytest.raises(
-        TypeError,
-        match=r"the Cache store returned TextDeltaEvent for 'invokeModel:[0-9a-f]+'; a ResultStore "
-        r"must return the ModelStopReason it was given, or None",
-    ):
-        await collect(registry.invoke(InvokeModelStage, model_context(), streaming_terminal([])))
+
+    async def odd(_context: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+        message = {"role": "assistant", "content": [{"text": object()}]}
+        yield ModelStopReason("end_turn", message, {}, {})  # type: ignore[arg-type]
+
+    with pytest.warns(StoreWarning, match=r"was not stored, because it is not JSON data"):
+        [answered] = await collect(registry.invoke(InvokeModelStage, model_context(), odd))
+    assert isinstance(answered, ModelStopReason)
+    assert (cache.hits, cache.misses, len(cache.store._cache)) == (0, 1, 0)  # type: ignore[attr-defined]
+
+
+def test_a_field_added_to_the_model_context_joins_the_key_unless_it_is_listed_as_not_in_it() -> (
+    None
+):
+    from dataclasses import fields
+
+    from strands_middleware.catalog._cache import _NOT_IN_MODEL_KEY, _model_key_fields
+
+    every = {field.name for field in fields(InvokeModelContext) if not field.name.startswith("_")}
+    assert set(_model_key_fields()) == every - _NOT_IN_MODEL_KEY
+    assert {"messages", "system_prompt", "tool_specs", "tool_choice", "model"} <= set(
+        _model_key_fields()
+    )
 
 
 # ---- configuration -------------------------------------------------------------------------
@@ -602,14 +623,18 @@ async def test_a_store_returning_something_else_is_an_error() -> None:
         ({"ttl": "300"}, ValueError, r"ttl=\.\.\.\) must be a number of seconds > 0"),
         ({"key": "messages"}, TypeError, r"Cache\(key=\.\.\.\) takes a function of the context"),
         ({"clock": 0}, TypeError, r"Cache\(clock=\.\.\.\) takes a function returning seconds"),
-        ({"store": {}}, TypeError, r"Cache\(store=\.\.\.\) takes a ResultStore, with async get"),
         (
-            {"store": MemoryStore(), "max_entries": 10},
-            ValueError,
-            r"configure the built-in MemoryStore; with store=\.\.\. configure the store itself",
+            {"store": {}},
+            TypeError,
+            r"Cache\(store=\.\.\.\) takes a CacheStore, with async cache_get",
         ),
         (
-            {"store": MemoryStore(), "clock": FakeClock()},
+            {"store": InMemoryStore(), "max_entries": 10},
+            ValueError,
+            r"configure the built-in InMemoryStore; with store=\.\.\. configure the store itself",
+        ),
+        (
+            {"store": InMemoryStore(), "clock": FakeClock()},
             ValueError,
             r"Cache\(max_entries=\.\.\.\) and Cache\(clock=\.\.\.\) configure the built-in",
         ),
@@ -620,20 +645,6 @@ def test_bad_configuration_is_refused(
 ) -> None:
     with pytest.raises(error, match=message):
         Cache(**kwargs)
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "error", "message"),
-    [
-        ({"max_entries": 0}, ValueError, r"MemoryStore\(max_entries=\.\.\.\) must be a whole"),
-        ({"clock": None}, TypeError, r"MemoryStore\(clock=\.\.\.\) takes a function"),
-    ],
-)
-def test_bad_store_configuration_is_refused(
-    kwargs: dict[str, Any], error: type[Exception], message: str
-) -> None:
-    with pytest.raises(error, match=message):
-        MemoryStore(**kwargs)
 
 
 def test_only_the_call_stages_can_be_wrapped() -> None:

@@ -7,7 +7,7 @@ needs. Items are written against the built-in stages only.
 
 from ._base import CallStage, CatalogMiddleware
 from ._budget import MEDIA_TOKENS, TokenCounter, estimate_tokens
-from ._cache import Cache, MemoryStore, ResultStore
+from ._cache import Cache
 from ._call_limit import CallLimit, CallLimitExceeded
 from ._concurrency_limit import ConcurrencyLimit
 from ._context_window import DEFAULT_MARKER, ContextWindow
@@ -50,11 +50,9 @@ __all__ = [
     "Guardrail",
     "GuardrailCheck",
     "GuardrailSubject",
-    "MemoryStore",
     "ModelFallback",
     "RateLimit",
     "Redact",
-    "ResultStore",
     "Retry",
     "Scope",
     "ScopedState",

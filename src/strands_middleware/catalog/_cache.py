@@ -2,22 +2,23 @@
 
 A cache is only as good as its key and only as safe as what it agrees to keep. The rules:
 
-* **The key is the whole request, in canonical form.** For a model call it is the JSON of
-  ``messages``, ``system_prompt``, ``tool_specs``, ``tool_choice`` and the model's identity; for
-  a tool call, the tool's name and its ``input``. The JSON has sorted keys and no whitespace, and
-  ``bytes`` (images, documents, redacted reasoning) are encoded as ``{"__bytes__": <base64>}``;
-  the store key is ``"<stage name>:"`` plus the SHA-256 of that JSON in hex. The model's
-  identity is its class (``module.qualname``) plus ``model.get_config()`` when the model has one
-  that returns a mapping (every ``strands-agents`` provider does: model id, temperature, ...),
-  so two equally configured model objects share entries. A model without ``get_config()`` is
-  identified by the object itself, so only calls to that very object share entries (and, in a
-  store shared between processes, never match). Not in the key: ``agent`` and
-  ``invocation_state`` (agents sharing one `Cache` share its answers), the tool's
-  ``toolUseId`` (it differs on every call) and, for a tool, anything but its name and input.
-  Order is kept where it carries meaning: ``messages`` and ``tool_specs`` are lists, so the same
-  tools offered in another order are another request. A value JSON cannot encode is a
-  `TypeError` naming the call, not a silent miss; ``key=`` builds keys yourself (returning
-  ``None`` skips the cache for that call).
+* **The key is the whole request, in canonical form.** For a model call it is the JSON of every
+  field of `InvokeModelContext` but ``agent``, ``invocation_state`` and the derived
+  ``projected_input_tokens`` (so ``messages``, ``system_prompt``, ``tool_specs``, ``tool_choice``,
+  and the model's identity for ``model``; a field a later release adds to the context joins the key
+  by itself); for a tool call, the tool's name and its ``input``. The JSON has sorted keys and no
+  whitespace, and ``bytes`` (images, documents, redacted reasoning) are encoded as ``{"__bytes__":
+  <base64>}``; the store key is ``"<stage name>:"`` plus the SHA-256 of that JSON in hex. The
+  model's identity is its class (``module.qualname``) plus ``model.get_config()`` when the model
+  has one that returns a mapping (every ``strands-agents`` provider does: model id, temperature,
+  ...), so two equally configured model objects share entries. A model without ``get_config()`` is
+  identified by the object itself, so only calls to that very object share entries (and, in a store
+  shared between processes, never match). Not in the key: ``agent`` and ``invocation_state``
+  (agents sharing one `Cache` share its answers), the tool's ``toolUseId`` (it differs on every
+  call) and, for a tool, anything but its name and input. Order is kept where it carries meaning:
+  ``messages`` and ``tool_specs`` are lists, so the same tools offered in another order are another
+  request. A value JSON cannot encode is a `TypeError` naming the call, not a silent miss; ``key=``
+  builds keys yourself (returning ``None`` skips the cache for that call).
 * **Only what succeeded is kept.** A call is stored once its stream ends normally, with the last
   result event it produced. A call that raised, that a consumer stopped reading, that paused for
   a human (an `InterruptException`, or an interrupt event in its stream), or whose tool result is
@@ -27,18 +28,16 @@ A cache is only as good as its key and only as safe as what it agrees to keep. T
   result (for a tool call, answering the current ``toolUseId``). It invents no streaming events
   it never saw, so a UI streaming text sees none on a hit; the finished message is in the result.
   Copies go in and out, so a consumer editing the message it got cannot change the cache.
-* **The store is pluggable.** The default `MemoryStore` is an in-process LRU of ``max_entries``
-  with a per-entry TTL, holding the result events themselves. Anything with ``async get(key)``
-  and ``async set(key, value, ttl)`` of events (`ResultStore`) can replace it in-process; its
-  failures propagate (a store that should fail open catches inside its own ``get``/``set``).
-* **A shared store holds bytes.** A `strands_middleware.stores.CacheStore` (``RedisStore``,
-  `InMemoryStore`: ``cache_get``/``cache_set``) is shared by every process using it, so an
-  answer one worker got is a hit in the others. Results are encoded as JSON
-  (`strands_middleware.catalog._result_codec`; ``bytes`` in base64), never pickled: an entry
-  read back can only ever be data. An entry that is not a result this version wrote is a miss
-  (with a `StoreWarning`) and is overwritten. When the store fails, a lookup raises
-  `StoreError` by default, or with ``on_store_error="allow"`` is a miss with a `StoreWarning`;
-  a failed write only warns.
+* **Results are kept as data, in a store.** The store is a
+  `strands_middleware.stores.CacheStore`: an `InMemoryStore` of ``max_entries`` (least recently
+  used first, each entry with its TTL) in this process when none is given, or a ``RedisStore``
+  shared by every process using it, so an answer one worker got is a hit in the others. Either
+  way a result is encoded as JSON (``bytes`` in base64), never pickled, so an entry read back can
+  only ever be data and a hit answers the same on every store; a result JSON cannot encode is
+  not stored (a `StoreWarning` says so). An entry that is not a result this version wrote is a
+  miss (with a `StoreWarning`) and is overwritten. When the store fails, a lookup raises
+  `StoreError` by default, or with ``on_store_error="allow"`` is a miss with a `StoreWarning`; a
+  failed write only warns.
 
 `Cache.hits` and `Cache.misses` count lookups; a call whose ``key=`` returned ``None`` counts as
 neither. Two identical calls running at the same time both miss (there is no request
@@ -51,6 +50,8 @@ registered after it (inner), so a hit costs no `RateLimit` token and no `UsageBu
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -59,7 +60,7 @@ import uuid
 import warnings
 import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from ..engine import halts_stage
 from ..engine._stage import Middleware
@@ -68,7 +69,7 @@ from ..exceptions import StoreWarning
 from ..stages._execute_tool import ExecuteToolContext
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ..stores._codec import json_default
-from ..stores._lru import ExpiringLru
+from ..stores._memory import InMemoryStore
 from ..stores._protocols import CacheStore
 from ._base import (
     CallStage,
@@ -77,69 +78,15 @@ from ._base import (
     check_call_stage,
     check_function,
     check_on_store_error,
+    check_store,
     check_whole_number,
 )
 from ._result_codec import UnreadableResult, decode_result, encode_result
 from ._store_calls import FAILED_OPEN, StoreCalls
 
-__all__ = ["Cache", "MemoryStore", "ResultStore"]
+__all__ = ["Cache"]
 
 _DEFAULT_MAX_ENTRIES = 256
-
-
-class ResultStore(Protocol):
-    """Where `Cache` keeps result events in-process: anything with these two coroutine methods."""
-
-    async def get(self, key: str) -> TypedEvent | None:
-        """The result stored under ``key``, or ``None`` when there is none (or it expired)."""
-        ...
-
-    async def set(self, key: str, value: TypedEvent, ttl: float | None) -> None:
-        """Store ``value`` under ``key`` for ``ttl`` seconds (``None``: until evicted)."""
-        ...
-
-
-class MemoryStore:
-    """An in-process `ResultStore`: least recently used entries go first, each with its own TTL.
-
-    Expired entries are dropped when they are read, or evicted like any other entry.
-
-    Example:
-        ```python
-        store = MemoryStore(max_entries=1024)
-        agent.use(Cache(store=store, ttl=60))
-        ```
-
-    Args:
-        max_entries: How many results to hold (at least 1).
-        clock: A monotonic clock in seconds, for the TTLs (tests pass a fake).
-    """
-
-    def __init__(
-        self,
-        *,
-        max_entries: int = _DEFAULT_MAX_ENTRIES,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        check_whole_number("MemoryStore", "max_entries", max_entries, minimum=1)
-        check_function("MemoryStore", "clock", clock, takes="a function returning seconds")
-        self.max_entries = max_entries
-        self._entries: ExpiringLru[TypedEvent] = ExpiringLru(max_entries, clock)
-
-    async def get(self, key: str) -> TypedEvent | None:
-        """The live entry under ``key`` (now the most recently used), or ``None``."""
-        return self._entries.get(key)
-
-    async def set(self, key: str, value: TypedEvent, ttl: float | None) -> None:
-        """Store ``value``, evicting the least recently used entries beyond ``max_entries``."""
-        self._entries.set(key, value, ttl)
-
-    def clear(self) -> None:
-        """Drop every entry."""
-        self._entries.clear()
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class Cache(CatalogMiddleware):
@@ -155,14 +102,14 @@ class Cache(CatalogMiddleware):
 
     Args:
         stage: ``InvokeModelStage`` (the default) or ``ExecuteToolStage``.
-        store: Where results are kept: a `ResultStore` in this process, or a shared
-            `strands_middleware.stores.CacheStore` (``RedisStore``); a new `MemoryStore` when
-            omitted.
-        max_entries: The size of the default `MemoryStore` (not used with ``store``).
+        store: Where results are kept: a `strands_middleware.stores.CacheStore` (a
+            ``RedisStore`` shared between processes, or an `InMemoryStore`); a new
+            `InMemoryStore` of ``max_entries`` when omitted.
+        max_entries: The size of the default `InMemoryStore` (not used with ``store``).
         ttl: Seconds an entry lives, or ``None`` for no expiry; passed to the store's ``set``.
         key: Builds the key from the context instead of the canonical form; return ``None`` to
             skip the cache for that call. The store key is ``"<stage name>:" + key``.
-        clock: The default `MemoryStore`'s clock (not used with ``store``).
+        clock: The default `InMemoryStore`'s clock, for TTLs (not used with ``store``).
         on_store_error: With a shared store, ``"raise"`` (the default) or ``"allow"``: see the
             module notes.
 
@@ -176,7 +123,7 @@ class Cache(CatalogMiddleware):
         self,
         stage: CallStage = InvokeModelStage,
         *,
-        store: ResultStore | CacheStore | None = None,
+        store: CacheStore | None = None,
         max_entries: int = _DEFAULT_MAX_ENTRIES,
         ttl: float | None = 300,
         key: Callable[[Any], str | None] | None = None,
@@ -201,22 +148,15 @@ class Cache(CatalogMiddleware):
         if key is not None:
             check_function("Cache", "key", key, takes="a function of the context")
         if store is not None:
-            if not isinstance(cast(object, store), CacheStore) and not (
-                callable(getattr(store, "get", None)) and callable(getattr(store, "set", None))
-            ):
-                raise TypeError(
-                    "Cache(store=...) takes a ResultStore, with async get(key) and async "
-                    "set(key, value, ttl), or a shared CacheStore, with async cache_get and "
-                    f"cache_set (a RedisStore), got {store!r}"
-                )
+            check_store("Cache", store, CacheStore, "async cache_get and cache_set")
             if max_entries != _DEFAULT_MAX_ENTRIES or clock is not time.monotonic:
                 raise ValueError(
                     "Cache(max_entries=...) and Cache(clock=...) configure the built-in "
-                    "MemoryStore; with store=... configure the store itself"
+                    "InMemoryStore; with store=... configure the store itself"
                 )
         self.stage = stage
-        self.store: ResultStore | CacheStore = (
-            store if store is not None else MemoryStore(max_entries=max_entries, clock=clock)
+        self.store: CacheStore = (
+            store if store is not None else InMemoryStore(max_entries=max_entries, clock=clock)
         )
         self._store_calls = StoreCalls("Cache", self.store, on_store_error)
         self.ttl = None if ttl is None else float(ttl)
@@ -257,13 +197,9 @@ class Cache(CatalogMiddleware):
         return f"{self.stage.name}:{hashlib.sha256(text.encode()).hexdigest()}"
 
     def _model_request(self, context: InvokeModelContext) -> dict[str, Any]:
-        return {
-            "messages": context.messages,
-            "system_prompt": context.system_prompt,
-            "tool_specs": context.tool_specs,
-            "tool_choice": context.tool_choice,
-            "model": self._model_identity(context.model),
-        }
+        request = {name: getattr(context, name) for name in _model_key_fields()}
+        request["model"] = self._model_identity(context.model)
+        return request
 
     def _model_identity(self, model: object) -> dict[str, Any]:
         kind = f"{type(model).__module__}.{type(model).__qualname__}"
@@ -287,11 +223,6 @@ class Cache(CatalogMiddleware):
                 return
             stored = await self._lookup(key, result_type)
             if stored is not None:
-                if not isinstance(cast(object, stored), result_type):
-                    raise TypeError(
-                        f"the Cache store returned {type(stored).__name__} for {key!r}; a "
-                        f"ResultStore must return the {result_type.__name__} it was given, or None"
-                    )
                 self.hits += 1
                 yield _replay(stored, context)
                 return
@@ -312,8 +243,6 @@ class Cache(CatalogMiddleware):
 
     async def _lookup(self, key: str, result_type: type[TypedEvent]) -> TypedEvent | None:
         store = self.store
-        if not isinstance(store, CacheStore):
-            return await store.get(key)
         data = await self._store_calls.take(store.cache_get(key))
         if data is None or data is FAILED_OPEN:
             return None
@@ -330,9 +259,6 @@ class Cache(CatalogMiddleware):
 
     async def _keep(self, key: str, result: TypedEvent) -> None:
         store = self.store
-        if not isinstance(store, CacheStore):
-            await store.set(key, copy.deepcopy(result), self.ttl)
-            return
         try:
             data = encode_result(result)
         except TypeError as error:
@@ -344,6 +270,21 @@ class Cache(CatalogMiddleware):
             )
             return
         await self._store_calls.settle(store.cache_set(key, data, self.ttl), "store a result")
+
+
+_NOT_IN_MODEL_KEY = frozenset({"agent", "invocation_state", "projected_input_tokens"})
+"""Fields of `InvokeModelContext` that do not change the answer: who asks, their per-call state,
+and an estimate derived from the other fields (which hosts may or may not fill)."""
+
+
+@functools.cache
+def _model_key_fields() -> tuple[str, ...]:
+    """The names of the `InvokeModelContext` fields a model call's key is made of."""
+    return tuple(
+        field.name
+        for field in dataclasses.fields(InvokeModelContext)
+        if field.init and not field.name.startswith("_") and field.name not in _NOT_IN_MODEL_KEY
+    )
 
 
 def _tool_request(context: ExecuteToolContext) -> dict[str, Any]:

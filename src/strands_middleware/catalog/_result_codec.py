@@ -40,7 +40,10 @@ def encode_result(result: TypedEvent) -> bytes:
             f"only ModelStopReason and ToolResultEvent results can be stored, got "
             f"{type(result).__name__}"
         )
-    document = {_FORMAT_KEY: _FORMAT, "class": type(result).__name__, "items": dict(result)}
+    # A subclass (a bridge's own view of the result) is stored as the library class it is, so
+    # what one host kept is a hit on every other.
+    kind = "ModelStopReason" if isinstance(result, ModelStopReason) else "ToolResultEvent"
+    document = {_FORMAT_KEY: _FORMAT, "class": kind, "items": dict(result)}
     try:
         return codec.dumps(document)
     except ValueError as error:

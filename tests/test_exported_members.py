@@ -1,0 +1,600 @@
+"""The public surface, listed: every public module and every name in its ``__all__``.
+
+A module is public when no part of its dotted path starts with ``_``; its ``__all__`` is what it
+promises. Adding or removing either is a decision about the API, so it must show up here as a
+change to `EXPORTED` (the docs' API reference is generated from the same walk of the package).
+Everything else is an implementation detail and may change without notice.
+
+The walk reads the source files, importing nothing, so it holds on every Python this library
+supports whether or not a bridge's framework is installed.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+PACKAGE = "strands_middleware"
+SOURCE = pathlib.Path(__file__).resolve().parent.parent / "src" / PACKAGE
+
+MAX_PUBLIC_MODULES = 55
+MAX_PUBLIC_NAMES = 330
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(SOURCE.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def public_modules() -> dict[str, pathlib.Path]:
+    """Every public module of the package, by dotted name."""
+    found: dict[str, pathlib.Path] = {}
+    for path in sorted(SOURCE.rglob("*.py")):
+        name = _module_name(path)
+        if not any(part.startswith("_") for part in name.split(".")):
+            found[name] = path
+    return found
+
+
+def _tree(path: pathlib.Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def declared_all(path: pathlib.Path) -> list[str]:
+    """The module's ``__all__``, read from its source; empty when it has none."""
+    for node in _tree(path).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+        ):
+            return sorted(ast.literal_eval(node.value))
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "__all__"
+            and node.value is not None
+        ):
+            return sorted(ast.literal_eval(node.value))
+    return []
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Names a module binds at its top level (or under a top-level ``if``/``try``)."""
+    names: set[str] = set()
+    body = list(tree.body)
+    while body:
+        node = body.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.If, ast.Try)):
+            body.extend(node.body)
+            body.extend(node.orelse)
+            if isinstance(node, ast.Try):
+                for handler in node.handlers:
+                    body.extend(handler.body)
+    return names
+
+
+def test_the_public_modules_and_their_names_are_exactly_the_listed_ones() -> None:
+    actual = {name: declared_all(path) for name, path in public_modules().items()}
+    added = {name: names for name, names in actual.items() if name not in EXPORTED}
+    removed = sorted(set(EXPORTED) - set(actual))
+    changed = {
+        name: {
+            "added": sorted(set(names) - set(EXPORTED[name])),
+            "removed": sorted(set(EXPORTED[name]) - set(names)),
+        }
+        for name, names in actual.items()
+        if name in EXPORTED and names != EXPORTED[name]
+    }
+    assert (added, removed, changed) == ({}, [], {}), (
+        "the public surface changed: if that is deliberate, update EXPORTED in this file (a "
+        "private module's name starts with '_'); new public modules: "
+        f"{added}; modules gone: {removed}; names changed: {changed}"
+    )
+
+
+def test_every_exported_name_is_defined_where_it_is_exported() -> None:
+    missing = {
+        name: sorted(set(declared_all(path)) - _bound_names(_tree(path)))
+        for name, path in public_modules().items()
+    }
+    assert {name: names for name, names in missing.items() if names} == {}
+
+
+def test_every_public_module_says_what_it_holds() -> None:
+    undocumented = [
+        name for name, path in public_modules().items() if ast.get_docstring(_tree(path)) is None
+    ]
+    assert undocumented == []
+
+
+def test_the_surface_stays_small_enough_to_hold_in_ones_head() -> None:
+    modules = public_modules()
+    names = sum(len(declared_all(path)) for path in modules.values())
+    assert len(modules) <= MAX_PUBLIC_MODULES, sorted(modules)
+    assert names <= MAX_PUBLIC_NAMES
+
+
+def test_the_walk_tells_public_from_private_by_every_part_of_the_path() -> None:
+    modules = public_modules()
+    assert PACKAGE in modules and f"{PACKAGE}.catalog" in modules
+    assert not any("._" in name for name in modules)
+    assert f"{PACKAGE}.engine._chain" not in modules
+
+
+EXPORTED: dict[str, list[str]] = {
+    "strands_middleware": [
+        "CONTROL_FLOW_EXCEPTIONS",
+        "ExecuteToolContext",
+        "ExecuteToolStage",
+        "Interrupt",
+        "InterruptControlEvent",
+        "InterruptException",
+        "InvokeModelContext",
+        "InvokeModelStage",
+        "Middleware",
+        "MiddlewareHandler",
+        "MiddlewareInputHandler",
+        "MiddlewareInputPhase",
+        "MiddlewareInterruptResult",
+        "MiddlewareNext",
+        "MiddlewareOutputHandler",
+        "MiddlewareOutputPhase",
+        "MiddlewarePhase",
+        "MiddlewareRegistry",
+        "MiddlewareResult",
+        "MiddlewareSource",
+        "MiddlewareStage",
+        "MiddlewareWrapPhase",
+        "MissingResultError",
+        "ModelStopReason",
+        "ToolResultEvent",
+        "TypedEvent",
+        "__version__",
+        "halts_stage",
+    ],
+    "strands_middleware.agent": [
+        "AfterInvocationEvent",
+        "AfterModelCallEvent",
+        "AfterToolCallEvent",
+        "Agent",
+        "AgentResult",
+        "BeforeInvocationEvent",
+        "BeforeModelCallEvent",
+        "BeforeToolCallEvent",
+        "HookEvent",
+        "HookRegistry",
+        "MessageAddedEvent",
+    ],
+    "strands_middleware.bridges": [],
+    "strands_middleware.bridges.langchain": [
+        "LangChainBridge",
+        "LangChainTool",
+        "LibraryChatModel",
+        "LibraryTool",
+        "RelayChatModel",
+        "UnsupportedStageError",
+        "interrupts_of",
+        "resume_command",
+    ],
+    "strands_middleware.bridges.langchain.bridge": [
+        "LangChainBridge",
+        "UnsupportedStageError",
+    ],
+    "strands_middleware.bridges.langchain.conformance": [
+        "LangChainAgent",
+        "LangChainHarness",
+    ],
+    "strands_middleware.bridges.langchain.testing": [
+        "ScriptedChatModel",
+    ],
+    "strands_middleware.bridges.pydantic_ai": [
+        "PydanticAIMiddleware",
+        "PydanticAITool",
+        "UnsupportedStageError",
+        "interrupts_of",
+        "resume_results",
+    ],
+    "strands_middleware.bridges.pydantic_ai.capability": [
+        "PydanticAIMiddleware",
+        "UnsupportedStageError",
+    ],
+    "strands_middleware.bridges.pydantic_ai.conformance": [
+        "PydanticAIAgent",
+        "PydanticAIHarness",
+    ],
+    "strands_middleware.bridges.pydantic_ai.testing": [
+        "ScriptedPydanticAIModel",
+    ],
+    "strands_middleware.bridges.strands": [
+        "HostEvent",
+        "StrandsBridge",
+        "StrandsTool",
+    ],
+    "strands_middleware.bridges.strands.bridge": [
+        "StrandsBridge",
+    ],
+    "strands_middleware.bridges.strands.conformance": [
+        "StrandsAgent",
+        "StrandsHarness",
+    ],
+    "strands_middleware.bridges.strands.testing": [
+        "ScriptedStrandsModel",
+    ],
+    "strands_middleware.bridges.strands.translate": [
+        "Crossing",
+        "HostEvent",
+        "INBOUND",
+        "MODEL_OUTBOUND",
+        "OUTBOUND",
+        "events_in",
+        "events_out",
+        "inbound",
+        "interrupt_exception_in",
+        "interrupt_exception_out",
+        "interrupt_in",
+        "interrupt_out",
+        "outbound",
+        "translator",
+    ],
+    "strands_middleware.catalog": [
+        "ACCEPTED_ANSWERS",
+        "AllTools",
+        "Cache",
+        "CallLimit",
+        "CallLimitExceeded",
+        "CallStage",
+        "CallTimeout",
+        "CatalogMiddleware",
+        "ConcurrencyLimit",
+        "ContextWindow",
+        "DEFAULT_INSTRUCTIONS",
+        "DEFAULT_MARKER",
+        "DEFAULT_PATTERNS",
+        "DEFAULT_POLICY",
+        "DEFAULT_TRIM_MARKER",
+        "EXECUTE_TOOL_SPAN",
+        "Flow",
+        "Guardrail",
+        "GuardrailCheck",
+        "GuardrailSubject",
+        "INVOKE_MODEL_SPAN",
+        "MEDIA_TOKENS",
+        "ModelFallback",
+        "RateLimit",
+        "Redact",
+        "Retry",
+        "SUMMARY_HEADER",
+        "Scope",
+        "ScopedState",
+        "Summarize",
+        "Timeout",
+        "TokenCounter",
+        "ToolApproval",
+        "ToolMock",
+        "ToolPredicate",
+        "ToolResultTrim",
+        "ToolSelector",
+        "Tracing",
+        "UsageBudget",
+        "UsageBudgetExceeded",
+        "Verdict",
+        "estimate_tokens",
+    ],
+    "strands_middleware.conformance": [
+        "AgentSetup",
+        "BUILT_IN_HOSTS",
+        "CLAUSES",
+        "Capability",
+        "Clause",
+        "ClauseFailed",
+        "ClauseResult",
+        "Harness",
+        "HookName",
+        "HostAgent",
+        "HostReport",
+        "NotApplicable",
+        "Outcome",
+        "RunReport",
+        "Toolbox",
+        "Trial",
+        "expect",
+        "format_table",
+        "load_harness",
+        "run_clause",
+        "run_conformance",
+    ],
+    "strands_middleware.conformance.clause": [
+        "Built",
+        "Clause",
+        "ClauseFailed",
+        "NotApplicable",
+        "Toolbox",
+        "Trial",
+        "clause",
+        "expect",
+    ],
+    "strands_middleware.conformance.clauses": [
+        "CLAUSES",
+    ],
+    "strands_middleware.conformance.clauses.agent_stream": [
+        "agent_stream_gate_asks_once_per_cycle",
+        "agent_stream_interrupt_after_the_pass_is_refused",
+        "agent_stream_invocation_state_reaches_the_stages",
+        "agent_stream_output_rewrite_reaches_the_result",
+        "agent_stream_replaced_messages_are_refused",
+        "agent_stream_short_circuit_skips_the_pass",
+        "agent_stream_trailing_events_keep_the_result",
+        "refuses_agent_stream_handlers",
+    ],
+    "strands_middleware.conformance.clauses.boundary": [
+        "handlers_see_no_host_only_keys",
+        "handlers_see_only_this_librarys_types",
+        "wrap_handlers_see_the_reference_event_stream",
+    ],
+    "strands_middleware.conformance.clauses.catalog": [
+        "catalog_cache_answers_a_repeated_call",
+        "catalog_retry_recovers_a_failed_model_call",
+        "catalog_tool_approval_gates_the_tool",
+    ],
+    "strands_middleware.conformance.clauses.cleanup": [
+        "handlers_closed_innermost_first_on_cancellation",
+        "handlers_closed_innermost_first_on_early_stop",
+        "handlers_closed_innermost_first_on_error",
+        "handlers_closed_innermost_first_on_normal_end",
+    ],
+    "strands_middleware.conformance.clauses.composition": [
+        "first_registered_handler_is_outermost",
+        "next_fn_twice_opens_a_fresh_inner_chain",
+        "phases_run_input_wrap_output",
+        "tool_call_phases_run_input_wrap_output",
+    ],
+    "strands_middleware.conformance.clauses.hooks": [
+        "middleware_retry_is_one_hook_pair",
+    ],
+    "strands_middleware.conformance.clauses.interrupts": [
+        "each_tool_call_owes_its_own_interrupt",
+        "fresh_prompt_while_paused_is_refused",
+        "interrupt_after_the_tool_ran_is_refused",
+        "interrupt_answer_reaches_the_handler",
+        "malformed_resume_is_refused_state_unchanged",
+        "no_standing_approval_across_cycles",
+        "output_skipped_while_the_call_is_paused",
+        "paused_run_resumes_in_a_fresh_agent",
+        "resume_does_not_reask_the_model",
+        "resume_runs_the_tool_exactly_once",
+        "resume_setup",
+        "resumed_report",
+        "swallowed_interrupt_never_runs_the_tool",
+        "tool_interrupt_pauses_before_the_tool",
+        "unknown_interrupt_id_is_refused_state_unchanged",
+    ],
+    "strands_middleware.conformance.clauses.model_calls": [
+        "input_messages_reach_the_model",
+        "input_system_prompt_reaches_the_model",
+        "input_tool_choice_reaches_the_model",
+        "input_tool_specs_reach_the_model",
+        "missing_model_result_is_an_error",
+        "model_context_holds_what_the_model_receives",
+        "model_context_is_a_defensive_copy",
+        "model_error_reaches_handlers_unchanged",
+        "output_rewrite_reaches_the_history",
+        "per_call_model_switch_leaves_the_agent_model",
+        "system_prompt_blocks_reach_the_model",
+        "wrap_short_circuit_skips_the_model",
+    ],
+    "strands_middleware.conformance.clauses.tool_calls": [
+        "raising_tool_becomes_an_error_result",
+        "tool_context_describes_the_call",
+        "tool_input_rewrite_reaches_the_tool",
+        "tool_next_fn_twice_runs_the_tool_again",
+        "tool_output_rewrite_reaches_the_model",
+        "tool_use_edits_do_not_reach_the_history",
+        "unknown_tool_can_be_answered_by_middleware",
+        "unknown_tool_runs_the_chain_with_tool_none",
+        "wrap_short_circuit_skips_the_tool",
+    ],
+    "strands_middleware.conformance.harness": [
+        "AgentSetup",
+        "Capability",
+        "Harness",
+        "HookName",
+        "HookRecorder",
+        "HostAgent",
+        "RunReport",
+    ],
+    "strands_middleware.conformance.harnesses": [],
+    "strands_middleware.conformance.harnesses.reference": [
+        "ReferenceAgent",
+        "ReferenceHarness",
+    ],
+    "strands_middleware.conformance.hosts": [
+        "BUILT_IN_HOSTS",
+        "BuiltInHost",
+        "harness_reference",
+        "load_harness",
+    ],
+    "strands_middleware.conformance.runner": [
+        "ClauseResult",
+        "HostReport",
+        "Outcome",
+        "format_table",
+        "run_clause",
+        "run_conformance",
+    ],
+    "strands_middleware.conformance.suite": [
+        "ConformanceSuite",
+    ],
+    "strands_middleware.content": [
+        "CachePoint",
+        "ContentBlock",
+        "ContentBlockDelta",
+        "ContentBlockDeltaEvent",
+        "ContentBlockDeltaReasoning",
+        "ContentBlockDeltaToolUse",
+        "ContentBlockStart",
+        "ContentBlockStartEvent",
+        "ContentBlockStartToolUse",
+        "ContentBlockStopEvent",
+        "Message",
+        "MessageStartEvent",
+        "MessageStopEvent",
+        "Messages",
+        "MetadataEvent",
+        "Metrics",
+        "ReasoningContentBlock",
+        "ReasoningTextBlock",
+        "Role",
+        "StopReason",
+        "StreamEvent",
+        "SystemContentBlock",
+        "SystemPrompt",
+        "ToolChoice",
+        "ToolChoiceAny",
+        "ToolChoiceAnyDict",
+        "ToolChoiceAuto",
+        "ToolChoiceAutoDict",
+        "ToolChoiceTool",
+        "ToolChoiceToolDict",
+        "ToolInputSchema",
+        "ToolResult",
+        "ToolResultContent",
+        "ToolResultStatus",
+        "ToolSpec",
+        "ToolUse",
+        "Usage",
+    ],
+    "strands_middleware.engine": [
+        "InterruptControlEvent",
+        "Middleware",
+        "MiddlewareHandler",
+        "MiddlewareInputHandler",
+        "MiddlewareInputPhase",
+        "MiddlewareNext",
+        "MiddlewareOutputHandler",
+        "MiddlewareOutputPhase",
+        "MiddlewarePhase",
+        "MiddlewareRegistry",
+        "MiddlewareResult",
+        "MiddlewareSource",
+        "MiddlewareStage",
+        "MiddlewareWrapPhase",
+        "halts_stage",
+    ],
+    "strands_middleware.events": [
+        "EventLoopStopEvent",
+        "ModelMessageEvent",
+        "ModelStopReason",
+        "ModelStreamEvent",
+        "ReasoningDeltaEvent",
+        "TextDeltaEvent",
+        "ToolInterruptEvent",
+        "ToolResultEvent",
+        "ToolStreamEvent",
+        "ToolUseDeltaEvent",
+        "TypedEvent",
+    ],
+    "strands_middleware.exceptions": [
+        "CONTROL_FLOW_EXCEPTIONS",
+        "InterruptException",
+        "InterruptMisuseError",
+        "InterruptResponseFormatError",
+        "InterruptResumeError",
+        "InterruptStateDataError",
+        "MissingResultError",
+        "ModelStreamError",
+        "ReplacedMessagesError",
+        "StoreError",
+        "StoreWarning",
+        "ToolInputError",
+        "UnsupportedStageError",
+    ],
+    "strands_middleware.experimental": [
+        "AgentStreamChanges",
+        "AgentStreamContext",
+        "AgentStreamStage",
+    ],
+    "strands_middleware.host": [
+        "InterruptState",
+        "MiddlewareHostMixin",
+        "PendingToolExecution",
+        "copy_tool_use",
+        "invoke_model_terminal",
+        "make_tool_terminal",
+        "model_call_context",
+        "process_model_stream",
+        "run_agent_pass",
+        "run_model_call",
+        "run_tool_call",
+        "run_tool_stage",
+        "tool_call_context",
+    ],
+    "strands_middleware.interrupts": [
+        "AGENT_STREAM_INTERRUPT_PREFIX",
+        "EXECUTE_TOOL_INTERRUPT_PREFIX",
+        "Interrupt",
+        "InterruptException",
+        "InterruptLedger",
+        "InterruptResponse",
+        "InterruptResponseContent",
+        "InterruptResponseFormatError",
+        "InterruptResumeError",
+        "MiddlewareInterruptResult",
+        "agent_stream_interrupt_id",
+        "execute_tool_interrupt_id",
+        "resolve_middleware_interrupt",
+    ],
+    "strands_middleware.models": [
+        "Model",
+    ],
+    "strands_middleware.stages": [
+        "ExecuteToolContext",
+        "ExecuteToolStage",
+        "InvokeModelContext",
+        "InvokeModelStage",
+        "split_system_prompt",
+    ],
+    "strands_middleware.stores": [
+        "CacheStore",
+        "ClaimedSession",
+        "CounterStore",
+        "InMemoryStore",
+        "PausedRun",
+        "RateStore",
+        "SessionStore",
+        "SlotStore",
+        "SnapshotStore",
+        "Store",
+    ],
+    "strands_middleware.stores.redis": [
+        "RedisStore",
+    ],
+    "strands_middleware.testing": [
+        "ModelRequest",
+        "ScriptExhaustedError",
+        "ScriptedModel",
+        "ScriptedTurn",
+        "TEST_TOOL_USE_ID",
+        "model_context",
+        "scripted",
+        "text_turn",
+        "tool_context",
+        "tool_turn",
+    ],
+    "strands_middleware.tools": [
+        "AgentTool",
+        "FunctionTool",
+        "ToolInputError",
+        "result_text",
+        "tool",
+    ],
+}
