@@ -255,6 +255,8 @@ EXPORTED: dict[str, list[str]] = {
         "CallStage",
         "CallTimeout",
         "CatalogMiddleware",
+        "CircuitBreaker",
+        "CircuitOpen",
         "ConcurrencyLimit",
         "ContextWindow",
         "DEFAULT_INSTRUCTIONS",
@@ -564,6 +566,7 @@ EXPORTED: dict[str, list[str]] = {
         "split_system_prompt",
     ],
     "strands_middleware.stores": [
+        "BreakerStore",
         "CacheStore",
         "ClaimedSession",
         "CounterStore",

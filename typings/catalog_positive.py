@@ -20,6 +20,8 @@ from strands_middleware.catalog import (
     Cache,
     CallLimit,
     CatalogMiddleware,
+    CircuitBreaker,
+    CircuitOpen,
     ConcurrencyLimit,
     ModelFallback,
     RateLimit,
@@ -94,3 +96,8 @@ catalog_item: CatalogMiddleware = retry
 assert_type(iter(retry), Iterator[Middleware[Any, Any, Any]])
 agent = Agent(model=ScriptedModel([]))
 assert_type(agent.use(Retry(), Timeout(seconds=30), CallLimit(tool_calls=10)), Agent)
+
+# CircuitBreaker: keyword configuration, a model or tool stage, a shared store by name.
+assert_type(CircuitBreaker(failures=3, cooldown=30, on=ConnectionError), CircuitBreaker)
+assert_type(CircuitBreaker(ExecuteToolStage, store=InMemoryStore(), name="tools"), CircuitBreaker)
+assert_type(CircuitOpen("m", 1.0).retry_after, float)

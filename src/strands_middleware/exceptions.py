@@ -24,8 +24,9 @@ package root and `strands_middleware.interrupts` also export the few that handle
 
 Other registration mistakes are plain `TypeError`s raised when a handler is registered (they
 name the stage, the phase and the handler). The catalog adds its own, each in the item's module:
-`strands_middleware.catalog.CallLimitExceeded` and `strands_middleware.catalog.UsageBudgetExceeded`
-(both `RuntimeError`), and `strands_middleware.catalog.CallTimeout` (a `TimeoutError`).
+`strands_middleware.catalog.CallLimitExceeded`, `strands_middleware.catalog.UsageBudgetExceeded` and
+`strands_middleware.catalog.CircuitOpen` (all `RuntimeError`), and
+`strands_middleware.catalog.CallTimeout` (a `TimeoutError`).
 `StoreWarning` (a `RuntimeWarning`) reports a store failure a catalog item let through
 (``on_store_error="allow"``) or could not act on (a slot or token it could not give back, which
 its lease or expiry frees instead).

@@ -182,3 +182,50 @@ async def test_an_unclaimed_snapshot_expires(store: Store) -> None:
     await store.snapshot_put("s", b"run", 0.05)
     await asyncio.sleep(0.2)
     assert await store.snapshot_take("s") is None
+
+
+# ---- circuit breakers --------------------------------------------------------------------------
+
+COOLDOWN = 0.2
+
+
+async def test_a_circuit_opens_at_the_threshold_and_lets_one_probe_through_after_the_cooldown(
+    store: Store,
+) -> None:
+    async def fail() -> None:
+        await store.breaker_record("c", failed=True, threshold=2, cooldown=COOLDOWN)
+
+    assert await store.breaker_admit("c", cooldown=COOLDOWN) == 0
+    await fail()
+    assert await store.breaker_admit("c", cooldown=COOLDOWN) == 0  # one failure: still closed
+    await fail()
+    wait = await store.breaker_admit("c", cooldown=COOLDOWN)
+    assert 0 < wait <= COOLDOWN
+    await asyncio.sleep(wait + 0.02)
+    assert await store.breaker_admit("c", cooldown=COOLDOWN) == 0  # the probe
+    assert await store.breaker_admit("c", cooldown=COOLDOWN) > 0  # only one at a time
+    await store.breaker_record("c", failed=False, threshold=2, cooldown=COOLDOWN)
+    assert await store.breaker_admit("c", cooldown=COOLDOWN) == 0  # closed again
+    await fail()
+    assert await store.breaker_admit("c", cooldown=COOLDOWN) == 0  # the count started over
+
+
+async def test_a_failed_probe_opens_the_circuit_for_another_whole_cooldown(store: Store) -> None:
+    await store.breaker_record("p", failed=True, threshold=1, cooldown=COOLDOWN)
+    await asyncio.sleep(COOLDOWN + 0.02)
+    assert await store.breaker_admit("p", cooldown=COOLDOWN) == 0
+    await store.breaker_record("p", failed=True, threshold=1, cooldown=COOLDOWN)
+    wait = await store.breaker_admit("p", cooldown=COOLDOWN)
+    assert COOLDOWN / 2 < wait <= COOLDOWN
+
+
+async def test_a_success_between_failures_keeps_a_circuit_closed(store: Store) -> None:
+    for failed in (True, True, False, True, True):
+        await store.breaker_record("s", failed=failed, threshold=3, cooldown=COOLDOWN)
+    assert await store.breaker_admit("s", cooldown=COOLDOWN) == 0
+
+
+async def test_circuits_of_different_names_are_apart(store: Store) -> None:
+    await store.breaker_record("a", failed=True, threshold=1, cooldown=COOLDOWN)
+    assert await store.breaker_admit("a", cooldown=COOLDOWN) > 0
+    assert await store.breaker_admit("b", cooldown=COOLDOWN) == 0

@@ -9,6 +9,7 @@ from ._base import CallStage, CatalogMiddleware
 from ._budget import MEDIA_TOKENS, TokenCounter, estimate_tokens
 from ._cache import Cache
 from ._call_limit import CallLimit, CallLimitExceeded
+from ._circuit_breaker import CircuitBreaker, CircuitOpen
 from ._concurrency_limit import ConcurrencyLimit
 from ._context_window import DEFAULT_MARKER, ContextWindow
 from ._guardrail import DEFAULT_POLICY, Flow, Guardrail, GuardrailCheck, GuardrailSubject, Verdict
@@ -44,6 +45,8 @@ __all__ = [
     "CallStage",
     "CallTimeout",
     "CatalogMiddleware",
+    "CircuitBreaker",
+    "CircuitOpen",
     "ConcurrencyLimit",
     "ContextWindow",
     "Flow",

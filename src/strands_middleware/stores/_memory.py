@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
+from ._breaker import Circuit
 from ._bucket import TokenBucket
 from ._lru import ExpiringLru
 from ._slots import Slots
@@ -28,7 +29,7 @@ _FIRST_SWEEP = 64
 
 
 class InMemoryStore:
-    """Caches, token buckets, slots, counters and snapshots, in this process.
+    """Caches, token buckets, slots, counters, circuit breakers and snapshots, in this process.
 
     Example:
         ```python
@@ -63,6 +64,7 @@ class InMemoryStore:
         self._buckets: dict[str, TokenBucket] = {}
         self._slots: dict[str, Slots] = {}
         self._counters: dict[str, dict[str, int]] = {}
+        self._circuits: dict[str, Circuit] = {}
         self._snapshots: dict[str, tuple[int, bytes | None, float]] = {}
         self._sweep_at = _FIRST_SWEEP
 
@@ -148,6 +150,32 @@ class InMemoryStore:
         with self._lock:
             counts = self._counters.get(key, {})
             return {field: counts.get(field, 0) for field in fields}
+
+    # ---- BreakerStore -------------------------------------------------------------------------
+
+    async def breaker_admit(self, name: str, *, cooldown: float) -> float:
+        with self._lock:
+            circuit = self._circuits.get(name)
+            return 0.0 if circuit is None else circuit.admit(self._clock(), cooldown)
+
+    async def breaker_record(
+        self, name: str, *, failed: bool, threshold: int, cooldown: float
+    ) -> None:
+        with self._lock:
+            circuit = self._circuits.get(name)
+            if not failed:
+                # A closed circuit with no failures is the same as none: keep only the others.
+                self._circuits.pop(name, None)
+                return
+            if circuit is None:
+                circuit = self._circuits[name] = Circuit()
+            circuit.record(self._clock(), failed=True, threshold=threshold, cooldown=cooldown)
+
+    def breaker_state(self, name: str) -> str:
+        """``"closed"``, ``"open"`` or ``"half-open"``: circuit ``name`` now, in this process."""
+        with self._lock:
+            circuit = self._circuits.get(name)
+            return "closed" if circuit is None else circuit.state(self._clock())
 
     # ---- SnapshotStore ------------------------------------------------------------------------
 

@@ -2,18 +2,19 @@
 
 The catalog's shared items are written against these protocols, not against Redis: `Cache`
 against `CacheStore`, `RateLimit` against `RateStore`, `ConcurrencyLimit` against `SlotStore`,
-`UsageBudget` and `CallLimit` against `CounterStore`, and `SessionStore` against `SnapshotStore`.
+`UsageBudget` and `CallLimit` against `CounterStore`, `CircuitBreaker` against `BreakerStore`, and
+`SessionStore` against `SnapshotStore`.
 `InMemoryStore` implements them all in one process (the items' defaults are built on it);
 `strands_middleware.stores.redis.RedisStore` implements them all on Redis, shared by every
 process that points at the same server. Any object with the methods of a protocol can stand in
 for it.
 
-Each protocol's methods carry its concern's prefix (``cache_``, ``rate_``, ``slot_``,
-``counter_``, ``snapshot_``), so one object can implement them all without a clash, and a
-``name`` or ``key`` argument says which limiter, budget or session a call is about. Every
-decision a method makes is atomic: two processes calling at once can never both get the last
-token, the last slot or the last count. A store that cannot answer raises (a `StoreError` for
-the stores of this library); the catalog item decides what that means for the call.
+Each protocol's methods carry its concern's prefix (``cache_``, ``rate_``, ``slot_``, ``counter_``,
+``breaker_``, ``snapshot_``), so one object can implement them all without a clash, and a ``name``
+or ``key`` argument says which limiter, budget or session a call is about. Every decision a method
+makes is atomic: two processes calling at once can never both get the last token, the last slot or
+the last count. A store that cannot answer raises (a `StoreError` for the stores of this library);
+the catalog item decides what that means for the call.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
-__all__ = ["CacheStore", "CounterStore", "RateStore", "SlotStore", "SnapshotStore", "Store"]
+__all__ = [
+    "BreakerStore",
+    "CacheStore",
+    "CounterStore",
+    "RateStore",
+    "SlotStore",
+    "SnapshotStore",
+    "Store",
+]
 
 
 @runtime_checkable
@@ -120,6 +129,31 @@ class CounterStore(Protocol):
 
 
 @runtime_checkable
+class BreakerStore(Protocol):
+    """Circuit breakers by name: where a shared `CircuitBreaker` keeps its circuit.
+
+    Closed while calls succeed; ``threshold`` failures in a row open it for ``cooldown``
+    seconds; then one probe call is let through, whose success closes it and whose failure opens
+    it again. Every caller of one name must pass the same ``threshold`` and ``cooldown``.
+    """
+
+    async def breaker_admit(self, name: str, *, cooldown: float) -> float:
+        """Ask to make a call through circuit ``name``.
+
+        Returns:
+            0 when the call may go ahead (closed, or this call is the half-open circuit's probe);
+            otherwise the seconds until the circuit lets a call through again.
+        """
+        ...
+
+    async def breaker_record(
+        self, name: str, *, failed: bool, threshold: int, cooldown: float
+    ) -> None:
+        """Count the outcome of a call that went ahead: a success closes the circuit."""
+        ...
+
+
+@runtime_checkable
 class SnapshotStore(Protocol):
     """Versioned snapshots, each handed out once: where `SessionStore` keeps paused runs."""
 
@@ -148,5 +182,5 @@ class SnapshotStore(Protocol):
 
 
 @runtime_checkable
-class Store(CacheStore, RateStore, SlotStore, CounterStore, SnapshotStore, Protocol):
+class Store(CacheStore, RateStore, SlotStore, CounterStore, BreakerStore, SnapshotStore, Protocol):
     """A store for every shared item: `InMemoryStore` and ``RedisStore`` are both one."""

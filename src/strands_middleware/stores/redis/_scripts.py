@@ -17,6 +17,8 @@ import hashlib
 from dataclasses import dataclass, field
 
 __all__ = [
+    "BREAKER_ADMIT",
+    "BREAKER_RECORD",
     "COUNTER_ADD",
     "RATE_REFUND",
     "RATE_RESERVE",
@@ -223,5 +225,48 @@ local version = redis.call('HGET', KEYS[1], 'version')
 if ARGV[1] ~= '' and ARGV[1] ~= version then return false end
 redis.call('HDEL', KEYS[1], 'value')
 return {version, value}
+""",
+)
+
+
+# A circuit breaker is one hash: ``until`` (0 or absent: closed; else when the open period ends),
+# ``probe`` (the end of the lease of the half-open circuit's one probe call) and ``failures``
+# (failures in a row). The rules are `strands_middleware.stores._breaker.Circuit`'s.
+# KEYS[1] the hash; ARGV[1] the cooldown (microseconds); ARGV[2] the idle expiry (milliseconds).
+# Returns the microseconds to wait, as a string: '0' lets the call through.
+BREAKER_ADMIT = Script(
+    "breaker_admit",
+    _NOW
+    + """
+local reopens = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+if reopens == 0 then return '0' end
+if now < reopens then return tostring(reopens - now) end
+local probe = tonumber(redis.call('HGET', KEYS[1], 'probe') or '0')
+if now < probe then return tostring(probe - now) end
+redis.call('HSET', KEYS[1], 'probe', now + tonumber(ARGV[1]))
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return '0'
+""",
+)
+
+# Counts a call's outcome: a success deletes the hash (closed, no failures); a failure counts one
+# more, and opens the circuit for a cooldown at the threshold or when it is open or half-open.
+# KEYS[1] the hash; ARGV[1] '1' for a failure, '0' for a success; ARGV[2] the threshold;
+# ARGV[3] the cooldown (microseconds); ARGV[4] the idle expiry (milliseconds).
+BREAKER_RECORD = Script(
+    "breaker_record",
+    _NOW
+    + """
+if ARGV[1] == '0' then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+local reopens = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+if reopens ~= 0 or failures >= tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], 'until', now + tonumber(ARGV[3]), 'probe', 0)
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
 """,
 )

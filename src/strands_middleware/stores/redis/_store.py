@@ -41,6 +41,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ...exceptions import StoreError
 from ._clients import LoopClients
 from ._scripts import (
+    BREAKER_ADMIT,
+    BREAKER_RECORD,
     COUNTER_ADD,
     RATE_REFUND,
     RATE_RESERVE,
@@ -263,6 +265,25 @@ class RedisStore:
         )
         return {field: int(value or 0) for field, value in zip(fields, reply, strict=True)}
 
+    # ---- BreakerStore -------------------------------------------------------------------------
+
+    async def breaker_admit(self, name: str, *, cooldown: float) -> float:
+        reply = await self._script(
+            BREAKER_ADMIT,
+            [self.key("breaker", name)],
+            [_micros(cooldown), _breaker_expiry(cooldown)],
+        )
+        return float(reply) / _MICROS
+
+    async def breaker_record(
+        self, name: str, *, failed: bool, threshold: int, cooldown: float
+    ) -> None:
+        await self._script(
+            BREAKER_RECORD,
+            [self.key("breaker", name)],
+            [int(failed), threshold, _micros(cooldown), _breaker_expiry(cooldown)],
+        )
+
     # ---- SnapshotStore ------------------------------------------------------------------------
 
     async def snapshot_put(self, key: str, value: bytes, ttl: float) -> int:
@@ -363,3 +384,9 @@ def _without_password(url: str) -> str:
     host = parts.hostname or ""
     port = f":{parts.port}" if parts.port is not None else ""
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+
+
+def _breaker_expiry(cooldown: float) -> int:
+    """How long, in milliseconds, an idle circuit's failures are remembered: an hour at least,
+    and never less than a few cooldowns, so an open circuit cannot expire while it is open."""
+    return int(max(3600.0, 4 * cooldown) * 1000)
