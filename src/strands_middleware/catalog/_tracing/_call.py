@@ -12,9 +12,9 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from ..events import ModelStopReason, ToolInterruptEvent, ToolResultEvent, TypedEvent
-from ..stores._codec import json_default
-from ._redact import Redact
+from ...events import ModelStopReason, ToolInterruptEvent, ToolResultEvent, TypedEvent
+from ...stores._codec import json_default
+from .._redact import Redact
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import Histogram

@@ -61,17 +61,17 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ..engine._handlers import MiddlewareNext
-from ..engine._stage import Middleware
-from ..events import TypedEvent
-from ..exceptions import InterruptException
-from ..stages._agent_stream import AgentStreamContext, AgentStreamStage
-from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
-from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
-from ._base import CatalogMiddleware
-from ._redact import Redact
-from ._traced_call import TracedCall as _Call
-from ._traced_call import TracedContent as _Content
+from ...engine._handlers import MiddlewareNext
+from ...engine._stage import Middleware
+from ...events import TypedEvent
+from ...exceptions import InterruptException
+from ...stages._agent_stream import AgentStreamContext, AgentStreamStage
+from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
+from .._base import CatalogMiddleware
+from .._redact import Redact
+from ._call import TracedCall as _Call
+from ._call import TracedContent as _Content
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import Meter
