@@ -138,3 +138,69 @@ def test_configuration_mistakes_are_refused_when_built(
 ) -> None:
     with pytest.raises(error, match=message):
         ToolResultTrim(**options)
+
+
+# ---- threshold, excluded tools, placeholder ------------------------------------------------
+
+
+def test_below_the_threshold_nothing_is_cut_and_above_it_every_large_result_is() -> None:
+    messages: Messages = [
+        prompt("q"),
+        call("t1", name="search"),
+        result_message("t1", {"text": "a" * 30}),
+        call("t2", name="search"),
+        result_message("t2", {"text": "b" * 30}),
+    ]
+    assert ToolResultTrim(max_chars=10, threshold=60).trim(messages) is messages
+    trimmed = ToolResultTrim(max_chars=10, threshold=59).trim(messages)
+    assert all("characters cut" in result_of(trimmed[i])["content"][0]["text"] for i in (2, 4))
+    assert "[... 20 of 30 characters cut ...]" in result_of(trimmed[2])["content"][0]["text"]
+
+
+def test_the_results_of_excluded_tools_are_always_sent_whole() -> None:
+    messages: Messages = [
+        prompt("q"),
+        call("t1", name="read_file"),
+        result_message("t1", {"text": "f" * 50}),
+        call("t2", name="search"),
+        result_message("t2", {"text": "s" * 50}),
+    ]
+    trimmed = ToolResultTrim(max_chars=10, exclude_tools=["read_file"]).trim(messages)
+    assert trimmed[2] is messages[2]
+    assert "characters cut" in result_of(trimmed[4])["content"][0]["text"]
+
+
+def test_a_placeholder_replaces_a_large_result_whole_and_names_the_tool() -> None:
+    messages: Messages = [
+        prompt("q"),
+        call("t1", name="search"),
+        result_message("t1", {"text": "p" * 40}, {"json": {"rank": 1}}),
+        call("t2", name="search"),
+        result_message("t2", {"text": "short"}),
+    ]
+    trim = ToolResultTrim(max_chars=20, placeholder="[{tool} result cleared: {total} chars]")
+    trimmed = trim.trim(messages)
+    assert result_of(trimmed[2]) == {
+        "toolUseId": "t1",
+        "status": "success",
+        "content": [{"text": "[search result cleared: 51 chars]"}],
+    }
+    assert trimmed[4] is messages[4]
+    check_well_formed(trimmed)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"threshold": -1}, ValueError, r"ToolResultTrim\(threshold=\.\.\.\) must be a whole"),
+        ({"exclude_tools": "read_file"}, TypeError, r"exclude_tools=\.\.\.\) takes a collection"),
+        ({"exclude_tools": [3]}, TypeError, r"exclude_tools=\.\.\.\) takes tool names"),
+        ({"placeholder": 5}, TypeError, r"ToolResultTrim\(placeholder=\.\.\.\) takes a str"),
+        ({"placeholder": "{name}"}, ValueError, r"only the \{tool\} and \{total\} placeholders"),
+    ],
+)
+def test_bad_trimming_options_are_refused(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        ToolResultTrim(**kwargs)
