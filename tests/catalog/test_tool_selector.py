@@ -227,3 +227,61 @@ def test_configuration_mistakes_are_refused_when_built(
 ) -> None:
     with pytest.raises(error, match=message):
         ToolSelector(*args, **options)
+
+
+# ---- structured selection and checked names -----------------------------------------------
+
+
+def test_the_chooser_is_asked_for_structured_output_and_its_tool_input_is_the_choice() -> None:
+    chooser = ScriptedModel([tool_turn("select_tools", {"tools": ["search", "get_time"]})])
+    model = ScriptedModel([text_turn("ok")])
+    Agent(model=model, tools=TOOLS, middleware=[ToolSelector(model=chooser)])("hi")
+    assert offered(model.requests[0]) == ["get_time", "search"]  # in the agent's order
+    [request] = chooser.requests
+    assert request.tool_choice == {"tool": {"name": "select_tools"}}
+    [spec] = request.tool_specs or []
+    schema = spec["inputSchema"]["json"]
+    assert schema["properties"]["tools"]["items"]["enum"] == [
+        "get_weather",
+        "get_time",
+        "search",
+        "send_mail",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("tools", "expected"),
+    [
+        ([], ["search"]),  # none needed: only the always-offered tool
+        (["teleport", "get_weather"], ["get_weather", "search"]),  # unknown names are dropped
+    ],
+)
+def test_a_structured_choice_of_none_or_of_unknown_names_is_read_as_the_text_one_is(
+    tools: list[str], expected: list[str]
+) -> None:
+    chooser = ScriptedModel([tool_turn("select_tools", {"tools": tools})])
+    model = ScriptedModel([text_turn("ok")])
+    selector = ToolSelector(model=chooser, always=["search"])
+    Agent(model=model, tools=TOOLS, middleware=[selector])("hi")
+    assert offered(model.requests[0]) == expected
+
+
+def test_a_malformed_structured_choice_offers_every_tool_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    chooser = ScriptedModel([tool_turn("select_tools", {"tools": "search"})])
+    model = ScriptedModel([text_turn("ok")])
+    with caplog.at_level(logging.WARNING, logger="strands_middleware"):
+        Agent(model=model, tools=TOOLS, middleware=[ToolSelector(model=chooser)])("hi")
+    assert offered(model.requests[0]) == ["get_weather", "get_time", "search", "send_mail"]
+    assert "names no tool; offering every tool" in caplog.text
+
+
+def test_an_always_name_the_call_does_not_offer_is_an_error_naming_it() -> None:
+    model = ScriptedModel([text_turn("ok")])
+    agent = Agent(
+        model=model, tools=TOOLS, middleware=[ToolSelector(weather_only, always=["serch"])]
+    )
+    with pytest.raises(ValueError, match=r"always=\.\.\.\) names \['serch'\], which this model"):
+        agent("hi")
+    assert model.requests == []  # the model was not called

@@ -6,17 +6,22 @@ InvokeModelStage Input handler), in one of two ways:
 
 * **a predicate** ``select(spec, context) -> bool``, called for each tool on each model call
   (route by the user's words, the invocation state, the time of day...);
-* **a model** (``model=``, usually a small, fast one) that reads the tool names and
-  descriptions with the latest user prompt and answers with the names it expects to need. It is
-  asked once per prompt: its choice is kept (by a digest of the prompt's text and of the tools
-  offered) for every model call of that turn and for a later identical request. A chooser that
-  fails or answers nothing usable leaves every tool offered, with a warning logged: an agent
-  with too many tools still works, one with too few may not. ``NONE`` offers only ``always``.
+* **a model** (``model=``, usually a small, fast one) that reads the tool names and descriptions
+  with the latest user prompt and answers with the names it expects to need. It is asked for
+  structured output: it is offered one tool, ``select_tools``, whose input schema lists the tool
+  names it may pick from (an ``enum``), and made to call it; a model without tool support that
+  answers in text is read as a list of names instead. It is asked once per prompt: its choice is
+  kept (by a digest of the prompt's text and of the tools offered) for every model call of that
+  turn and for a later identical request. A chooser that fails or answers nothing usable leaves
+  every tool offered, with a warning logged: an agent with too many tools still works, one with too
+  few may not. ``NONE`` offers only ``always``.
 
 The rules either way:
 
-* ``always`` names tools offered on every call, chosen or not (names the agent does not have
-  are ignored). ``max_tools`` caps how many chosen tools are offered besides those.
+* ``always`` names tools offered on every call, chosen or not. A name the call does not offer at
+  all (a typo, a tool the agent lacks) is a `ValueError` on the first model call, naming it and the
+  tools there are, rather than a tool that silently never comes. ``max_tools`` caps how many chosen
+  tools are offered besides those.
 * A tool the call's ``tool_choice`` forces (``{"tool": {"name": ...}}``) is always offered, and
   a call that must use some tool (``{"any": {}}``) left with none is offered every tool: a
   provider rejects either request otherwise.
@@ -45,7 +50,7 @@ from ..engine._stage import Middleware
 from ..exceptions import CONTROL_FLOW_EXCEPTIONS
 from ..models import Model
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
-from ._ask import ask
+from ._ask import ask_for_input
 from ._base import CatalogMiddleware, check_function, check_whole_number
 from ._transcript import message_text
 from ._turns import is_prompt
@@ -58,8 +63,11 @@ ToolPredicate: TypeAlias = Callable[[ToolSpec, InvokeModelContext], bool]
 """Whether to offer one tool (its spec) on one model call (its context)."""
 
 _CHOOSER_PROMPT = """You choose which tools an AI assistant is offered for a user's request. \
-Answer with the names of the tools it is likely to need, one per line, most useful first{limit}. \
-Answer NONE if it needs none of them. Write nothing else."""
+Call select_tools with the names of the tools it is likely to need, most useful first{limit}, \
+or with an empty list if it needs none of them. If you cannot call it, answer with the names, \
+one per line, or NONE."""
+
+_SELECT_TOOLS = "select_tools"
 
 _NAME_SEPARATORS = re.compile(r"[\n,]+")
 
@@ -130,6 +138,14 @@ class ToolSelector(CatalogMiddleware):
         specs = context.tool_specs
         if not specs:
             return specs
+        if self.always:
+            missing = self.always.difference(spec["name"] for spec in specs)
+            if missing:
+                raise ValueError(
+                    f"ToolSelector(always=...) names {sorted(missing)}, which this model call "
+                    f"does not offer (its tools: {sorted(spec['name'] for spec in specs)}); "
+                    "name tools the agent has"
+                )
         if self.select is not None:
             chosen = [spec["name"] for spec in specs if self.select(spec, context)]
         else:
@@ -170,11 +186,29 @@ class ToolSelector(CatalogMiddleware):
             for spec in context.tool_specs
         )
         limit = "" if self.max_tools is None else f", at most {self.max_tools}"
+        spec: ToolSpec = {
+            "name": _SELECT_TOOLS,
+            "description": "Choose the tools the assistant is offered for the request.",
+            "inputSchema": {
+                "json": {
+                    "type": "object",
+                    "properties": {
+                        "tools": {
+                            "type": "array",
+                            "items": {"type": "string", "enum": names},
+                            "description": "Tool names, most useful first; empty for none.",
+                        }
+                    },
+                    "required": ["tools"],
+                }
+            },
+        }
         try:
-            answer = await ask(
+            answer = await ask_for_input(
                 self.model,
                 system_prompt=_CHOOSER_PROMPT.format(limit=limit),
                 question=f"Tools:\n{catalog}\n\nRequest:\n{request}",
+                spec=spec,
             )
         except CONTROL_FLOW_EXCEPTIONS:
             raise
@@ -187,7 +221,7 @@ class ToolSelector(CatalogMiddleware):
         if chosen is None:
             _logger.warning(
                 "ToolSelector: the chooser's answer %r names no tool; offering every tool",
-                answer[:200],
+                str(answer)[:200],
             )
             return None
         self._choices[key] = chosen
@@ -204,9 +238,23 @@ class ToolSelector(CatalogMiddleware):
         return [InvokeModelStage.input(tool_selector)]
 
 
-def _names_in(answer: str, names: list[str]) -> tuple[str, ...] | None:
-    """The known tool names ``answer`` lists, in its order; ``()`` for NONE, None if unusable."""
+def _names_in(answer: dict[str, Any] | str, names: list[str]) -> tuple[str, ...] | None:
+    """The known tool names ``answer`` lists, in its order; ``()`` for none, None if unusable.
+
+    ``answer`` is the ``select_tools`` input (``{"tools": [...]}``) or, from a model that
+    answered in text, names one per line (or comma-separated), or ``NONE``.
+    """
     known = set(names)
+    if isinstance(answer, dict):
+        listed = answer.get("tools")
+        if not isinstance(listed, list):
+            return None
+        picked = [name for name in cast("list[object]", listed) if isinstance(name, str)]
+        if len(picked) != len(cast("list[object]", listed)):
+            return None
+        return tuple(dict.fromkeys(name for name in picked if name in known)) or (
+            () if not picked else None
+        )
     chosen: list[str] = []
     for part in _NAME_SEPARATORS.split(answer):
         name = part.strip().strip("-*`'\". ")
