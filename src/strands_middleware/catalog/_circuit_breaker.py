@@ -36,7 +36,7 @@ back.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable
 from typing import Any, cast
 
 from ..engine import halts_stage
@@ -59,6 +59,7 @@ from ._base import (
     check_whole_number,
     exception_classes,
 )
+from ._models_known import model_id as _model_id
 from ._store_calls import FAILED_OPEN, StoreCalls
 
 __all__ = ["CircuitBreaker", "CircuitOpen"]
@@ -251,19 +252,3 @@ def _unavailable(context: ExecuteToolContext, circuit: str, wait: float) -> Tool
             ],
         }
     )
-
-
-def _model_id(model: object) -> str | None:
-    """The ``model_id`` a Strands-style model's ``get_config()`` reports, if it reports one."""
-    get_config = getattr(model, "get_config", None)
-    if not callable(get_config):
-        return None
-    try:
-        config: object = get_config()
-    except Exception:  # a model that cannot say is known by its class
-        return None
-    if isinstance(config, Mapping):
-        model_id = cast("Mapping[str, object]", config).get("model_id")
-        if isinstance(model_id, str) and model_id:
-            return model_id
-    return None

@@ -69,6 +69,7 @@ from ...stages._agent_stream import AgentStreamContext, AgentStreamStage
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from .._base import CatalogMiddleware
+from .._models_known import model_id as _model_id
 from .._redact import Redact
 from ._call import TracedCall as _Call
 from ._call import TracedContent as _Content
@@ -458,21 +459,3 @@ def _unset_meter_provider_class() -> type | None:
     internal = cast(object, getattr(metrics, "_internal", None))
     found = cast(object, getattr(internal, "_ProxyMeterProvider", None))
     return found if isinstance(found, type) else None
-
-
-def _model_id(model: object) -> str | None:
-    """The ``model_id`` a Strands-style model's ``get_config()`` reports, if it reports one."""
-    get_config = getattr(model, "get_config", None)
-    if not callable(get_config):
-        return None
-    try:
-        config: object = get_config()
-    except InterruptException:
-        raise
-    except Exception:  # a span attribute is not worth failing the model call for
-        return None
-    if isinstance(config, Mapping):
-        model_id = cast("Mapping[str, object]", config).get("model_id")
-        if isinstance(model_id, str):
-            return model_id
-    return None
