@@ -312,3 +312,90 @@ def test_it_is_one_wrap_middleware_on_the_model_stage() -> None:
 def test_bad_configuration_is_refused(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         UsageBudget(**kwargs)
+
+
+# ---- money ---------------------------------------------------------------------------------
+
+BIG: Usage = {"inputTokens": 1000, "outputTokens": 1000, "totalTokens": 2000}
+"""At claude-sonnet-4's list price ($3 in, $15 out per million): $0.018 a call."""
+
+
+class Sonnet(ScriptedModel):
+    def get_config(self) -> dict[str, Any]:
+        return {"model_id": "us.anthropic.claude-sonnet-4-20250514-v1:0"}
+
+
+def test_a_money_budget_prices_each_call_by_its_model_and_stops_the_run_past_it() -> None:
+    scripted = Sonnet(
+        [tool_turn("echo", {"text": str(n)}) for n in (1, 2, 3)] + [text_turn("final")],
+        usage=BIG,
+    )
+    budget = UsageBudget(max_cost=0.03)
+    agent = Agent(model=scripted, tools=[echo], middleware=[budget])
+    with pytest.raises(UsageBudgetExceeded) as caught:
+        agent("go")
+    assert len(scripted.requests) == 2  # $0.036 spent after two calls
+    assert caught.value.cost == pytest.approx(0.036)
+    assert caught.value.exhausted == {"max_cost": 0.03}
+    assert "$0.0360 of a budget of $0.0300 (max_cost)" in str(caught.value)
+    assert budget.spent_cost(agent) == pytest.approx(0.036)
+    assert budget.price(scripted, BIG) == pytest.approx(0.018)
+
+
+def test_a_model_priced_nowhere_is_refused_before_it_is_called_and_prices_can_be_given() -> None:
+    scripted = ScriptedModel([text_turn("hi")], usage=BIG)  # no model_id: no price
+    agent = Agent(model=scripted, middleware=[UsageBudget(max_cost=1.0)])
+    with pytest.raises(ValueError, match=r"cannot price ScriptedModel .* give its price with"):
+        agent("hi")
+    assert scripted.requests == []
+
+    class Tuned(ScriptedModel):
+        def get_config(self) -> dict[str, Any]:
+            return {"model_id": "org/my-finetune-v2"}
+
+    from strands_middleware.catalog import ModelFacts
+
+    budget = UsageBudget(max_cost=1.0, prices={"my-finetune": ModelFacts(32_000, 10.0, 20.0)})
+    tuned = Tuned([text_turn("hi")], usage=BIG)
+    Agent(model=tuned, middleware=[budget])("hi")
+    assert budget.price(tuned, BIG) == pytest.approx(0.03)
+
+
+async def test_a_shared_money_budget_counts_in_the_store() -> None:
+    from strands_middleware.stores import InMemoryStore
+
+    store = InMemoryStore()
+    first = UsageBudget(max_cost=0.015, store=store, key="team")
+    second = UsageBudget(max_cost=0.015, store=store, key="team")
+    await Agent(model=Sonnet([text_turn("a")], usage=BIG), middleware=[first]).invoke_async("a")
+    with pytest.raises(UsageBudgetExceeded, match=r"the budget 'team' spent \$0\.0180"):
+        await Agent(
+            model=Sonnet([text_turn("b"), text_turn("c")], usage=BIG), middleware=[second]
+        ).invoke_async("b")
+    assert (await store.counter_read("team", ["cost"]))["cost"] == 18_000  # micro-dollars
+
+
+def test_tokens_and_money_can_be_budgeted_together_and_the_exception_pickles() -> None:
+    budget = UsageBudget(max_total_tokens=100_000, max_cost=0.01, scope="agent")
+    agent = Agent(model=Sonnet([text_turn("a"), text_turn("b")], usage=BIG), middleware=[budget])
+    agent("a")
+    with pytest.raises(UsageBudgetExceeded) as caught:
+        agent("b")
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert (again.cost, again.exhausted) == (caught.value.cost, {"max_cost": 0.01})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"max_cost": 0}, ValueError, r"max_cost=\.\.\.\) must be a number of US dollars > 0"),
+        ({"max_cost": True}, ValueError, r"max_cost=\.\.\.\) must be a number of US dollars"),
+        ({"max_cost": 1, "prices": {"x": 1}}, TypeError, r"prices=\.\.\.\) takes a mapping"),
+        ({"max_total_tokens": 5, "prices": {}}, ValueError, r"prices calls for max_cost"),
+    ],
+)
+def test_bad_money_configuration_is_refused(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        UsageBudget(**kwargs)

@@ -14,6 +14,7 @@ from ._concurrency_limit import ConcurrencyLimit
 from ._context_window import DEFAULT_MARKER, ContextWindow
 from ._guardrail import DEFAULT_POLICY, Flow, Guardrail, GuardrailCheck, GuardrailSubject, Verdict
 from ._model_fallback import ModelFallback
+from ._models_known import KNOWN_MODELS, ModelFacts
 from ._rate_limit import RateLimit
 from ._redact import DEFAULT_PATTERNS, Redact
 from ._retry import Retry
@@ -36,6 +37,7 @@ __all__ = [
     "DEFAULT_TRIM_MARKER",
     "EXECUTE_TOOL_SPAN",
     "INVOKE_MODEL_SPAN",
+    "KNOWN_MODELS",
     "MEDIA_TOKENS",
     "SUMMARY_HEADER",
     "AllTools",
@@ -53,6 +55,7 @@ __all__ = [
     "Guardrail",
     "GuardrailCheck",
     "GuardrailSubject",
+    "ModelFacts",
     "ModelFallback",
     "RateLimit",
     "Redact",

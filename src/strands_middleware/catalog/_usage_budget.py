@@ -1,4 +1,4 @@
-"""`UsageBudget`: stop a run once its model calls have spent a token budget.
+"""`UsageBudget`: stop a run once its model calls have spent a token budget, or a money budget.
 
 The usage a model reports with each answer is the one measure of cost every provider shares. The
 rules:
@@ -8,6 +8,13 @@ rules:
   without ``totalTokens`` counts input plus output). A call that raised before its result
   reported nothing and adds nothing; a result that did arrive counts even if the call failed
   afterwards or its consumer stopped reading, because those tokens were spent.
+* **Money.** ``max_cost`` is a budget in US dollars: each call's usage is priced by its model,
+  ``inputTokens`` and ``outputTokens`` at the model's list price per million tokens, from the
+  table of known models (`strands_middleware.catalog.KNOWN_MODELS`, matched by the ``model_id``
+  the model's ``get_config()`` reports), or from ``prices=`` (the same form, by model id
+  fragment), which is read first. A model priced nowhere is a `ValueError` before it is called,
+  naming ``prices=``: a budget that cannot price a call cannot stop it, and a guess would be
+  worse. Spending is counted in millionths of a dollar.
 * **When the run stops: before the next model call.** A budget is exhausted once the tokens
   spent reach it. The call that gets there is never cut short: its answer is used and the tools
   it asked for run. The next model call raises `UsageBudgetExceeded`, naming what was spent
@@ -42,7 +49,8 @@ nothing; registered after it, a hit counts the usage of the call it replays.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable
+import math
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -60,6 +68,7 @@ from ._base import (
     check_store_name,
     check_whole_number,
 )
+from ._models_known import KNOWN_MODELS, ModelFacts, facts_for, model_id
 from ._scoped import Scope, ScopedState, scope_with_store
 from ._store_calls import FAILED_OPEN, StoreCalls
 
@@ -71,7 +80,8 @@ _BUDGETS = (
     ("max_input_tokens", "input"),
     ("max_output_tokens", "output"),
 )
-_FIELDS = ("input", "output", "total")
+_FIELDS = ("input", "output", "total", "cost")
+_MICRO_DOLLARS = 1_000_000
 """The counters of a shared budget in its store."""
 
 
@@ -81,19 +91,26 @@ class UsageBudgetExceeded(RuntimeError):
     Args:
         spent: The tokens spent so far, as a `Usage`.
         exhausted: Each exhausted budget's argument name and limit, e.g.
-            ``{"max_total_tokens": 1000}``.
+            ``{"max_total_tokens": 1000}`` or ``{"max_cost": 0.5}``.
         scope: What the budget counts in.
         key: The budget's key in a shared store, or ``None``.
+        cost: The US dollars spent so far (0 when no money budget is set).
 
     Attributes:
         spent: The tokens spent so far.
         exhausted: The exhausted budgets, by argument name.
         scope: What the budget counts in.
         key: The budget's key in a shared store, or ``None``.
+        cost: The US dollars spent so far.
     """
 
     def __init__(
-        self, spent: Usage, exhausted: dict[str, int], scope: Scope, key: str | None = None
+        self,
+        spent: Usage,
+        exhausted: dict[str, float],
+        scope: Scope,
+        key: str | None = None,
+        cost: float = 0.0,
     ) -> None:
         amounts = _by_budget(spent)
         parts = [
@@ -101,6 +118,8 @@ class UsageBudgetExceeded(RuntimeError):
             for name, word in _BUDGETS
             if name in exhausted
         ]
+        if "max_cost" in exhausted:
+            parts.append(f"${cost:.4f} of a budget of ${exhausted['max_cost']:.4f} (max_cost)")
         where = _WHERE[scope] if key is None else f"the budget {key!r}"
         super().__init__(
             f"UsageBudget exhausted: {where} spent {' and '.join(parts)}; the run stops "
@@ -110,11 +129,12 @@ class UsageBudgetExceeded(RuntimeError):
         self.exhausted = exhausted
         self.scope: Scope = scope
         self.key = key
+        self.cost = cost
 
     def __reduce__(
         self,
-    ) -> tuple[type[UsageBudgetExceeded], tuple[Usage, dict[str, int], Scope, str | None]]:
-        return (type(self), (self.spent, self.exhausted, self.scope, self.key))
+    ) -> tuple[type[UsageBudgetExceeded], tuple[Usage, dict[str, float], Scope, str | None, float]]:
+        return (type(self), (self.spent, self.exhausted, self.scope, self.key, self.cost))
 
 
 @dataclass
@@ -122,12 +142,14 @@ class _Spent:
     input: int = 0
     output: int = 0
     total: int = 0
+    cost: int = 0
+    """Millionths of a US dollar."""
 
-    def add(self, usage: Usage) -> None:
-        amounts = _amounts(usage)
+    def add(self, amounts: Mapping[str, int]) -> None:
         self.input += amounts["input"]
         self.output += amounts["output"]
         self.total += amounts["total"]
+        self.cost += amounts["cost"]
 
     def usage(self) -> Usage:
         return {"inputTokens": self.input, "outputTokens": self.output, "totalTokens": self.total}
@@ -140,6 +162,7 @@ class UsageBudget(CatalogMiddleware):
         ```python
         agent.use(UsageBudget(max_total_tokens=50_000))
         agent.use(UsageBudget(max_output_tokens=200_000, scope="agent"))
+        agent.use(UsageBudget(max_cost=0.50))                    # US dollars, at list prices
         try:
             agent("Research the topic thoroughly")
         except UsageBudgetExceeded as stop:
@@ -152,6 +175,9 @@ class UsageBudget(CatalogMiddleware):
         max_total_tokens: The most total tokens (as the provider reports them).
         max_input_tokens: The most input tokens.
         max_output_tokens: The most output tokens.
+        max_cost: The most US dollars, priced per model (see the module notes).
+        prices: Prices (and context windows) by model id fragment, read before the built-in
+            table: ``{"my-finetune": ModelFacts(32_000, 1.0, 2.0)}``.
         scope: ``"invocation"`` (the default without a store) or ``"agent"`` (the only scope
             with one).
         store: Where a budget shared by every process is counted (a `CounterStore`, such as
@@ -166,12 +192,14 @@ class UsageBudget(CatalogMiddleware):
         max_total_tokens: int | None = None,
         max_input_tokens: int | None = None,
         max_output_tokens: int | None = None,
+        max_cost: float | None = None,
+        prices: Mapping[str, ModelFacts] | None = None,
         scope: Scope | None = None,
         store: CounterStore | None = None,
         key: str | None = None,
         on_store_error: OnStoreError = "raise",
     ) -> None:
-        budgets: dict[str, int] = {}
+        budgets: dict[str, float] = {}
         for name, value in (
             ("max_total_tokens", max_total_tokens),
             ("max_input_tokens", max_input_tokens),
@@ -181,10 +209,37 @@ class UsageBudget(CatalogMiddleware):
                 continue
             check_whole_number("UsageBudget", name, value, minimum=1, of="tokens")
             budgets[name] = value
+        if max_cost is not None:
+            given_cost = cast(object, max_cost)
+            if (
+                isinstance(given_cost, bool)
+                or not isinstance(given_cost, (int, float))
+                or not math.isfinite(given_cost)
+                or given_cost <= 0
+            ):
+                raise ValueError(
+                    f"UsageBudget(max_cost=...) must be a number of US dollars > 0, got "
+                    f"{max_cost!r}"
+                )
+            budgets["max_cost"] = float(given_cost)
+        if prices is not None:
+            given_prices = cast(object, prices)
+            if not isinstance(given_prices, Mapping) or not all(
+                isinstance(fragment, str) and fragment and isinstance(facts, ModelFacts)
+                for fragment, facts in cast("Mapping[object, object]", given_prices).items()
+            ):
+                raise TypeError(
+                    "UsageBudget(prices=...) takes a mapping of model id fragments to ModelFacts, "
+                    f'such as {{"my-finetune": ModelFacts(32_000, 1.0, 2.0)}}, got {prices!r}'
+                )
+            if max_cost is None:
+                raise ValueError(
+                    "UsageBudget(prices=...) prices calls for max_cost=...: pass both, or neither"
+                )
         if not budgets:
             raise ValueError(
-                "UsageBudget needs at least one of max_total_tokens=..., max_input_tokens=... "
-                "or max_output_tokens=..."
+                "UsageBudget needs at least one of max_total_tokens=..., max_input_tokens=..., "
+                "max_output_tokens=... or max_cost=..."
             )
         check_on_store_error("UsageBudget", on_store_error)
         check_store_name("UsageBudget", "key", key, store=store, what="the budget")
@@ -195,6 +250,10 @@ class UsageBudget(CatalogMiddleware):
         self.max_total_tokens = max_total_tokens
         self.max_input_tokens = max_input_tokens
         self.max_output_tokens = max_output_tokens
+        self.max_cost = max_cost
+        self.prices: dict[str, ModelFacts] = {
+            fragment.lower(): facts for fragment, facts in (prices or {}).items()
+        }
         self.scope: Scope = resolved
         self.store = store
         self.key = key
@@ -215,6 +274,44 @@ class UsageBudget(CatalogMiddleware):
         state = self._spent.current(agent)
         return (state if state is not None else _Spent()).usage()
 
+    def spent_cost(self, agent: object) -> float:
+        """The US dollars ``agent`` has spent in its current (or latest) scope.
+
+        Raises:
+            RuntimeError: the budget is shared in a store: read it with `spent_in_store`.
+        """
+        self.spent(agent)  # the same check
+        state = self._spent.current(agent)
+        return 0.0 if state is None else state.cost / _MICRO_DOLLARS
+
+    def price(self, model: object, usage: Usage) -> float:
+        """What ``usage`` of ``model`` costs in US dollars, at its price (see the module notes).
+
+        Raises:
+            ValueError: neither ``prices=`` nor the built-in table prices the model.
+        """
+        return self._micro_dollars(model, usage) / _MICRO_DOLLARS
+
+    def _facts(self, model: object) -> ModelFacts:
+        found = model_id(model)
+        facts = facts_for(found, self.prices) or facts_for(found, KNOWN_MODELS)
+        if facts is None:
+            raise ValueError(
+                f"UsageBudget(max_cost=...) cannot price {type(model).__name__} "
+                f"(model_id {found!r}): no known model matches it; give its price with "
+                'prices={"<model id fragment>": ModelFacts(context_window, input_price, '
+                "output_price)}"
+            )
+        return facts
+
+    def _micro_dollars(self, model: object, usage: Usage) -> int:
+        facts = self._facts(model)
+        amounts = _amounts(usage)
+        dollars = (
+            amounts["input"] * facts.input_price + amounts["output"] * facts.output_price
+        ) / 1_000_000
+        return math.ceil(dollars * _MICRO_DOLLARS)
+
     async def spent_in_store(self) -> Usage:
         """What every process has spent of the shared budget.
 
@@ -230,9 +327,18 @@ class UsageBudget(CatalogMiddleware):
         counts = await self.store.counter_read(cast(str, self.key), _FIELDS)
         return _Spent(counts["input"], counts["output"], counts["total"]).usage()
 
-    def _exhausted(self, spent: _Spent) -> dict[str, int]:
-        amounts = _by_budget(spent.usage())
+    def _exhausted(self, spent: _Spent) -> dict[str, float]:
+        amounts: dict[str, float] = {
+            **_by_budget(spent.usage()),
+            "max_cost": spent.cost / _MICRO_DOLLARS,
+        }
         return {name: limit for name, limit in self._budgets.items() if amounts[name] >= limit}
+
+    def _counted(self, model: object, usage: Usage) -> dict[str, int]:
+        """What a call's usage adds to each counter, its price included when one is budgeted."""
+        amounts = _amounts(usage)
+        amounts["cost"] = self._micro_dollars(model, usage) if self.max_cost is not None else 0
+        return amounts
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         handler = self._in_process() if self.store is None else self._in_store(self.store)
@@ -248,7 +354,11 @@ class UsageBudget(CatalogMiddleware):
             spent = state.get(context.agent, context.invocation_state)
             exhausted = self._exhausted(spent)
             if exhausted:
-                raise UsageBudgetExceeded(spent.usage(), exhausted, state.scope)
+                raise UsageBudgetExceeded(
+                    spent.usage(), exhausted, state.scope, cost=spent.cost / _MICRO_DOLLARS
+                )
+            if self.max_cost is not None:
+                self._facts(context.model)  # a call that cannot be priced is not made
             usage: Usage | None = None
             try:
                 async for event in next_fn(context):
@@ -257,7 +367,7 @@ class UsageBudget(CatalogMiddleware):
                     yield event
             finally:
                 if usage is not None:
-                    spent.add(usage)
+                    spent.add(self._counted(context.model, usage))
 
         return usage_budget
 
@@ -270,10 +380,14 @@ class UsageBudget(CatalogMiddleware):
         ) -> AsyncGenerator[TypedEvent, None]:
             counts = await calls.take(store.counter_read(key, _FIELDS))
             if counts is not FAILED_OPEN:
-                spent = _Spent(counts["input"], counts["output"], counts["total"])
+                spent = _Spent(counts["input"], counts["output"], counts["total"], counts["cost"])
                 exhausted = self._exhausted(spent)
                 if exhausted:
-                    raise UsageBudgetExceeded(spent.usage(), exhausted, "agent", key)
+                    raise UsageBudgetExceeded(
+                        spent.usage(), exhausted, "agent", key, cost=spent.cost / _MICRO_DOLLARS
+                    )
+            if self.max_cost is not None:
+                self._facts(context.model)  # a call that cannot be priced is not made
             usage: Usage | None = None
             try:
                 async for event in next_fn(context):
@@ -283,7 +397,8 @@ class UsageBudget(CatalogMiddleware):
             finally:
                 if usage is not None:
                     await calls.settle(
-                        store.counter_add(key, _amounts(usage)), "count the usage of a call"
+                        store.counter_add(key, self._counted(context.model, usage)),
+                        "count the usage of a call",
                     )
 
         return usage_budget
@@ -304,6 +419,7 @@ def _amounts(usage: Usage) -> dict[str, int]:
         "input": input_tokens,
         "output": output_tokens,
         "total": total if total is not None else input_tokens + output_tokens,
+        "cost": 0,
     }
 
 
