@@ -49,13 +49,14 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
 from ..engine.handlers import MiddlewareNext
 from ..engine.stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
+from ..host.mixin import MiddlewareHostMixin
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ._base import CatalogMiddleware
 
@@ -171,6 +172,39 @@ class ToolApproval(CatalogMiddleware):
         self.tools = tools
         self.name = name
         self.reason = reason
+
+    def check_registration(self, host: MiddlewareHostMixin, earlier: Sequence[object]) -> None:
+        """Refuse a second gate asking under this gate's name for some of the same tools.
+
+        Two such gates would share one interrupt id per call, so one answer would approve both;
+        at run time that is found only once the first gate is answered. Names given as functions
+        cannot be compared before a call, and are checked then.
+
+        Raises:
+            ValueError: an earlier gate on ``host`` has the same name and may hold the same
+                calls. Nothing is registered.
+        """
+        if not isinstance(self.name, str):
+            return
+        for other in earlier:
+            if not isinstance(other, ToolApproval) or other.name != self.name:
+                continue
+            shared = self._shared_tools(other)
+            if shared is None:
+                continue
+            raise ValueError(
+                f"two ToolApproval gates ask under the name {self.name!r} for {shared}: they "
+                "would share one interrupt per call, so one answer would approve both. Give this "
+                'gate a name of its own, e.g. ToolApproval(name="security-review").'
+            )
+
+    def _shared_tools(self, other: ToolApproval) -> str | None:
+        """Which calls both gates may hold, in words, or None when they hold different tools."""
+        mine, theirs = self._tool_names, other._tool_names
+        if mine is not None and theirs is not None:
+            both = sorted(mine & theirs)
+            return f"the tool(s) {', '.join(both)}" if both else None
+        return "the same calls" if mine is None and theirs is None else "some of the same calls"
 
     def selects(self, context: ExecuteToolContext) -> bool:
         """Whether this gate holds the call ``context`` describes."""

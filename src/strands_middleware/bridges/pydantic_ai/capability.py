@@ -29,7 +29,7 @@ from pydantic_ai.tools import ToolDefinition
 from ...engine.registry import MiddlewareSource
 from ...events import ToolResultEvent
 from ...exceptions import InterruptException, UnsupportedStageError
-from ...host.mixin import MiddlewareHostMixin
+from ...host.mixin import UNKNOWN_TOOLS, MiddlewareHostMixin
 from ...host.tool_call import copy_tool_use, make_tool_terminal, run_tool_stage
 from ...stages.agent_stream import AgentStreamStage
 from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
@@ -67,6 +67,12 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
     """
 
     refused_stages = MappingProxyType({AgentStreamStage: _REFUSAL})
+    lacks = MappingProxyType(
+        {
+            UNKNOWN_TOOLS: "pydantic-ai answers a call to a tool the agent does not have "
+            "itself, before any hook runs"
+        }
+    )
 
     def __init__(self, *middleware: MiddlewareSource) -> None:
         super().__init__()
