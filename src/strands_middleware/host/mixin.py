@@ -24,8 +24,9 @@ from ..engine.stage import (
     MiddlewareWrapPhase,
 )
 from ..exceptions import UnsupportedStageError
+from ..interrupts import Interrupt
 
-__all__ = ["UNKNOWN_TOOLS", "MiddlewareHostMixin", "RegistrationCheck"]
+__all__ = ["UNKNOWN_TOOLS", "AnswerCheck", "MiddlewareHostMixin", "RegistrationCheck"]
 
 UNKNOWN_TOOLS = "unknown tools"
 """A capability: a call to a tool the agent does not have still runs ExecuteToolStage.
@@ -46,7 +47,18 @@ class RegistrationCheck(Protocol):
             host: The agent (or capability) it is registered on; ``host.lacks`` says what that
                 host cannot carry.
             earlier: The items registered on the host before this one, oldest first (the ones
-                that implement `RegistrationCheck`).
+                that implement `RegistrationCheck` or `AnswerCheck`).
+        """
+
+
+@runtime_checkable
+class AnswerCheck(Protocol):
+    """An item that asks humans, and says at resume whether it understands their answer."""
+
+    def check_answer(self, interrupt: Interrupt, response: object) -> str | None:
+        """What is wrong with ``response`` as an answer to ``interrupt`` (a sentence), or None.
+
+        None also when the interrupt is not this item's: only the asker judges its answers.
         """
 
 
@@ -115,12 +127,27 @@ class MiddlewareHostMixin:
         self._middleware_registered()
         return self
 
+    def answer_problem(self, interrupt: Interrupt, response: object) -> str | None:
+        """What the registered item that asked ``interrupt`` finds wrong with ``response``.
+
+        A host passes this to `InterruptState.resume` (the reference agent does), so a resume
+        with an answer the asker does not accept (``"yes"`` to a `ToolApproval`) is refused
+        before anything runs, naming the answers it accepts. None: no item objects.
+        """
+        for item in self._checked_items or ():
+            if isinstance(item, AnswerCheck):
+                problem = item.check_answer(interrupt, response)
+                if problem is not None:
+                    return problem
+        return None
+
     def _check_items(self, sources: Sequence[object]) -> list[object]:
-        """Run the `RegistrationCheck` of each item; return the items that have one."""
+        """Run each item's `RegistrationCheck`; return the items that check anything."""
         earlier = list(self._checked_items or [])
         for source in sources:
             if isinstance(source, RegistrationCheck):
                 source.check_registration(self, tuple(earlier))
+            if isinstance(source, (RegistrationCheck, AnswerCheck)):
                 earlier.append(source)
         return earlier[len(self._checked_items or []) :]
 
