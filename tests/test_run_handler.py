@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 
 import pytest
 from typing_extensions import assert_type
@@ -65,7 +65,7 @@ def test_a_wrap_handler_that_answers_by_itself_never_reaches_the_inner_stage() -
 
 def test_an_exception_in_the_inner_stream_is_raised_there_and_a_retry_calls_again() -> None:
     [retry] = Retry(attempts=2, backoff=0, jitter=0)
-    outcomes = iter([[ConnectionError("flaky")], [text_turn("Paris.")]])
+    outcomes: Iterator[list[object]] = iter([[ConnectionError("flaky")], [text_turn("Paris.")]])
     run = run_handler(retry, model_context(), inner=lambda context: next(outcomes))
     assert len(run.calls) == 2
     assert isinstance(run.result, ModelStopReason)
