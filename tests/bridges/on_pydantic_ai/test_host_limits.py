@@ -1,4 +1,4 @@
-"""What pydantic-ai cannot carry is said at registration, naming what will not work."""
+"""What pydantic-ai cannot carry is said at registration; what it can (its deps) is carried."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import logging
 
 import pytest
 from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
 
-from strands_middleware import ExecuteToolStage
+from strands_middleware import ExecuteToolStage, InvokeModelContext, InvokeModelStage
 from strands_middleware.bridges.pydantic_ai import PydanticAIMiddleware
 from strands_middleware.catalog import Retry, ToolMock
 from strands_middleware.host.mixin import UNKNOWN_TOOLS
@@ -32,3 +33,19 @@ def test_a_tool_mock_is_warned_about_once_naming_its_fixtures(
 
 def test_the_bridge_says_what_it_lacks() -> None:
     assert UNKNOWN_TOOLS in PydanticAIMiddleware.lacks
+
+
+def test_the_runs_deps_reach_handlers_in_invocation_state() -> None:
+    seen: list[object] = []
+
+    @InvokeModelStage.input
+    def read_deps(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(context.invocation_state.get("deps", "no deps"))
+        return context
+
+    database = {"users": ["jane"]}
+    agent = Agent(TestModel(), deps_type=dict, capabilities=[PydanticAIMiddleware(read_deps)])
+    agent.run_sync("hello", deps=database)
+    Agent(TestModel(), capabilities=[PydanticAIMiddleware(read_deps)]).run_sync("hello")
+    assert seen[0] is database
+    assert seen[1] == "no deps"

@@ -59,6 +59,12 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
                       capabilities=[PydanticAIMiddleware(timing, ToolApproval())])
         ```
 
+    ``context.invocation_state`` is one dict per run, shared by every stage of it; it holds
+    the run's pydantic-ai dependencies under ``"deps"`` (``agent.run(..., deps=db)`` gives
+    ``context.invocation_state["deps"] is db``; no key when the run has none). What a handler
+    writes there lasts for the run. A call to a tool the agent does not have is answered by
+    pydantic-ai before any hook, so `ToolMock` fixtures for such tools warn when registered.
+
     Args:
         middleware: What to register, in order (as ``use()`` takes it).
 
@@ -89,7 +95,8 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
 
     async def for_run(self, ctx: RunContext[Any]) -> AbstractCapability[Any]:
         run = copy.copy(self)
-        run._state = {}  # invocation_state: one dict for every stage of the run
+        # invocation_state: one dict for every stage of the run, holding the run's deps.
+        run._state = {} if ctx.deps is None else {"deps": ctx.deps}
         return run
 
     def get_wrapper_model(self, model: Model) -> Model | None:
