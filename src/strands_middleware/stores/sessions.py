@@ -76,6 +76,8 @@ class PausedRun:
             run = claimed.run()
             agent = Agent(model=model, tools=tools, messages=run.messages,
                           interrupt_state=run.interrupt_state)
+            responses = [{"interruptResponse": {"interruptId": i.id, "response": "approve"}}
+                         for i in run.interrupts]
             result = await agent.invoke_async(responses)
         ```
 

@@ -82,7 +82,8 @@ def model_context(
     Example:
         ```python
         context = model_context(messages=[{"role": "user", "content": [{"text": "hi"}]}])
-        assert concise(context).system_prompt == "Answer in one sentence."
+        run = run_handler(concise, context)               # concise: an Input handler
+        assert run.calls[0].system_prompt == "Answer in one sentence."
         ```
     """
     return model_call_context(
