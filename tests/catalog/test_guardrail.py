@@ -249,7 +249,9 @@ async def test_an_async_check_is_awaited() -> None:
 
 def test_a_check_that_returns_something_else_is_a_type_error_naming_what_it_returned() -> None:
     agent = Agent(model=ScriptedModel([]), middleware=[Guardrail(lambda subject: True)])  # type: ignore[arg-type,return-value]
-    with pytest.raises(TypeError, match=r"Guardrail\(check=\.\.\.\) returned True for model_input"):
+    with pytest.raises(
+        TypeError, match=r"Guardrail\(check=\.\.\.\) returned a value of type bool for model_input"
+    ):
         agent("hello")
 
 

@@ -75,7 +75,7 @@ from ..models import Model
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
 from ._ask import ask
-from ._base import CatalogMiddleware, check_flag, check_function
+from ._base import CatalogMiddleware, check_flag, check_function, kind_of
 from ._digest import message_digest
 from ._transcript import message_text, result_text, tool_call_text
 from .redact import Redact
@@ -308,8 +308,8 @@ class Guardrail(CatalogMiddleware):
             produced = await cast("Awaitable[object]", produced)
         if not isinstance(produced, Verdict):
             raise TypeError(
-                f"Guardrail(check=...) returned {produced!r} for {subject.flow}; it must return "
-                "a Verdict: Verdict.allow(), Verdict.mask() or Verdict.block('why')"
+                f"Guardrail(check=...) returned {kind_of(produced)} for {subject.flow}; it must "
+                "return a Verdict: Verdict.allow(), Verdict.mask() or Verdict.block('why')"
             )
         return produced
 

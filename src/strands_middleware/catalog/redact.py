@@ -81,7 +81,7 @@ from ..engine.stage import Middleware
 from ..events import ModelStopReason, ToolResultEvent, TypedEvent
 from ..stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ._base import CatalogMiddleware, check_flag, check_whole_number
+from ._base import CatalogMiddleware, check_flag, check_whole_number, kind_of
 from ._redacted_stream import RedactedStream, Substitution
 
 __all__ = ["DEFAULT_PATTERNS", "Redact"]
@@ -342,8 +342,10 @@ class Redact(CatalogMiddleware):
                 return fixed
             produced = cast(object, cast("Callable[[str, str], str]", replacement)(name, text))
             if not isinstance(produced, str):
+                # Its type, never its value: what a replacement returns is often built from the
+                # matched text, and this error reaches logs.
                 raise TypeError(
-                    f"{self._owner}(replacement=...) returned {produced!r} for a {name!r} "
+                    f"{self._owner}(replacement=...) returned {kind_of(produced)} for a {name!r} "
                     "match; it must return a str"
                 )
             return produced
