@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -45,7 +46,8 @@ def test_the_runs_deps_reach_handlers_in_invocation_state() -> None:
 
     database = {"users": ["jane"]}
     agent = Agent(TestModel(), deps_type=dict, capabilities=[PydanticAIMiddleware(read_deps)])
-    agent.run_sync("hello", deps=database)
-    Agent(TestModel(), capabilities=[PydanticAIMiddleware(read_deps)]).run_sync("hello")
+    # asyncio.run rather than run_sync, which leaves its event loop open behind it.
+    asyncio.run(agent.run("hello", deps=database))
+    asyncio.run(Agent(TestModel(), capabilities=[PydanticAIMiddleware(read_deps)]).run("hello"))
     assert seen[0] is database
     assert seen[1] == "no deps"
