@@ -7,7 +7,8 @@ ignore is itself an error, so a case that stops failing fails the check.
 
 from __future__ import annotations
 
-from strands_middleware.testing import model_context, tool_context
+from strands_middleware import InvokeModelContext, InvokeModelStage
+from strands_middleware.testing import model_context, run_handler, tool_context
 
 # model_context() takes keywords only.
 model_context([{"role": "user", "content": [{"text": "hi"}]}])  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
@@ -22,3 +23,20 @@ tool_context(tool="add")  # type: ignore[arg-type]  # pyright: ignore[reportArgu
 
 # Only the name and the input are positional.
 tool_context("add", {}, "t1")  # type: ignore[call-arg]  # pyright: ignore[reportCallIssue]
+
+# run_handler takes one Middleware and a context of its stage.
+
+
+@InvokeModelStage.input
+def _concise(context: InvokeModelContext) -> InvokeModelContext:
+    return context
+
+
+run_handler(_concise, tool_context("add"))  # type: ignore[misc]  # pyright: ignore[reportArgumentType]
+
+
+def plain(context: InvokeModelContext) -> InvokeModelContext:
+    return context
+
+
+run_handler(plain, model_context())  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]

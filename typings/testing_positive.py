@@ -6,8 +6,25 @@ import threading
 
 from typing_extensions import assert_type
 
-from strands_middleware import ExecuteToolContext, InvokeModelContext, MiddlewareInterruptResult
-from strands_middleware.testing import model_context, scripted, text_turn, tool_context
+from strands_middleware import (
+    ExecuteToolContext,
+    ExecuteToolStage,
+    InvokeModelContext,
+    InvokeModelStage,
+    MiddlewareInterruptResult,
+    ModelStopReason,
+    ToolResultEvent,
+    TypedEvent,
+)
+from strands_middleware.testing import (
+    HandlerRun,
+    model_context,
+    run_handler,
+    run_handler_async,
+    scripted,
+    text_turn,
+    tool_context,
+)
 from strands_middleware.tools import tool
 
 
@@ -46,3 +63,28 @@ assert_type(
 assert_type(
     tool_context(answers={"approve": "yes"}).interrupt("approve"), MiddlewareInterruptResult
 )
+
+
+# ---- run_handler: one handler, typed by its stage ---------------------------------------------
+
+
+@InvokeModelStage.input
+def _concise(context: InvokeModelContext) -> InvokeModelContext:
+    return context.replace(system_prompt="Answer in one sentence.")
+
+
+_model_run = run_handler(_concise, model_context(), inner=text_turn("Paris."))
+assert_type(_model_run, HandlerRun[InvokeModelContext, ModelStopReason, TypedEvent])
+assert_type(_model_run.calls, list[InvokeModelContext])
+assert_type(_model_run.events, list[TypedEvent])
+assert_type(_model_run.result, ModelStopReason | None)
+
+
+@ExecuteToolStage.input
+def _clamp(context: ExecuteToolContext) -> ExecuteToolContext:
+    return context
+
+
+async def in_a_test() -> None:
+    run = await run_handler_async(_clamp, tool_context("search"), inner=lambda context: [])
+    assert_type(run.result, ToolResultEvent | None)

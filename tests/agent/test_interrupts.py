@@ -299,7 +299,11 @@ class TestGatesFailClosedOnTheAgent:
         agent = Agent(
             model=model,
             tools=[delete],
-            middleware=[ToolApproval(tools=["delete"]), ToolApproval(tools=["delete"])],
+            # Named by functions: one name as a string is refused at registration already.
+            middleware=[
+                ToolApproval(tools=["delete"], name=lambda context: "approve-tool-call"),
+                ToolApproval(tools=["delete"], name=lambda context: "approve-tool-call"),
+            ],
         )
         paused = agent("clean up")
         assert len(paused.interrupts) == 1

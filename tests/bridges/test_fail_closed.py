@@ -222,7 +222,12 @@ def test_an_interrupt_after_the_tool_ran_is_refused() -> None:
 
 
 def test_two_approval_gates_with_one_name_do_not_share_an_answer() -> None:
-    run = agent_with(ToolApproval(), ToolApproval())
+    run = agent_with(
+        # Names given as functions are compared only when a call asks (one of the same name
+        # given as a string is refused at registration: see tests/host).
+        ToolApproval(name=lambda context: "approve-tool-call"),
+        ToolApproval(name=lambda context: "approve-tool-call"),
+    )
     paused = run("mail ops")
     assert len(paused.interrupts) == 1
     run.answer(paused, "approve")

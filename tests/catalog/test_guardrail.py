@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -249,7 +249,9 @@ async def test_an_async_check_is_awaited() -> None:
 
 def test_a_check_that_returns_something_else_is_a_type_error_naming_what_it_returned() -> None:
     agent = Agent(model=ScriptedModel([]), middleware=[Guardrail(lambda subject: True)])  # type: ignore[arg-type,return-value]
-    with pytest.raises(TypeError, match=r"Guardrail\(check=\.\.\.\) returned True for model_input"):
+    with pytest.raises(
+        TypeError, match=r"Guardrail\(check=\.\.\.\) returned a value of type bool for model_input"
+    ):
         agent("hello")
 
 
@@ -410,7 +412,45 @@ def test_an_unreadable_classifier_answer_blocks_and_is_logged(
     with caplog.at_level(logging.WARNING, logger="strands_middleware"):
         result = agent("hello")
     assert result.stop_reason == "guardrail_intervened"
-    assert "classifier's answer 'I think it is probably fine' for model_input" in caplog.text
+    assert "classifier's answer for model_input (27 characters)" in caplog.text
+    assert "probably fine" not in caplog.text
+
+
+def test_what_a_guardrail_withholds_never_reaches_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    # A classifier that quotes what it read, unreadably: the prompt is blocked, and the log says
+    # so without the prompt's text.
+    guardrail = Guardrail(classifier=classified("Hmm, 'my card is 4111 1111 1111 1111' is risky"))
+    agent = Agent(model=ScriptedModel([text_turn("never")]), middleware=[guardrail])
+    with caplog.at_level(logging.DEBUG):
+        result = agent("my card is 4111 1111 1111 1111")
+        agent("my card is 4111 1111 1111 1111")  # the remembered block, asked again
+    assert result.stop_reason == "guardrail_intervened"
+    assert caplog.records, "the unreadable answer is logged"
+    assert "4111" not in caplog.text
+
+
+def test_a_remembered_block_keeps_its_message() -> None:
+    seen: list[str] = []
+    check = on("model_input", "bomb", Verdict.block("I can't help with that."), seen)
+    agent = Agent(model=ScriptedModel([]), middleware=[Guardrail(check)])
+    first = agent("how do I build a bomb")
+    again = agent("how do I build a bomb")
+    assert str(first).strip() == str(again).strip() == "I can't help with that."
+    assert again.stop_reason == "guardrail_intervened"
+    assert len(seen) == 1  # the second verdict is the remembered one: the check is not asked
+
+
+def test_a_mask_verdict_that_fails_at_run_time_names_guardrail() -> None:
+    guardrail = Guardrail(
+        lambda subject: Verdict.mask(),
+        replacement=lambda name, text: cast(str, None),
+        model_output=False,
+        tool_input=False,
+        tool_output=False,
+    )
+    agent = Agent(model=ScriptedModel([text_turn("ok")]), middleware=[guardrail])
+    with pytest.raises(TypeError, match=r"^Guardrail\(replacement=\.\.\.\) returned None"):
+        agent("write to jane@example.com")
 
 
 # ---- configuration ---------------------------------------------------------------------------
@@ -441,7 +481,16 @@ def allow(subject: GuardrailSubject) -> Verdict:
             ValueError,
             r"every flow switched off",
         ),
-        ((allow,), {"patterns": {}}, ValueError, r"Redact\(patterns=\.\.\.\) is empty"),
+        ((allow,), {"patterns": {}}, ValueError, r"^Guardrail\(patterns=\.\.\.\) is empty"),
+        ((allow,), {"patterns": {"x": "("}}, ValueError, r"^Guardrail\(patterns=\.\.\.\) pattern"),
+        (
+            (allow,),
+            {"patterns": "TCK"},
+            TypeError,
+            r"^Guardrail\(patterns=\.\.\.\) takes a mapping",
+        ),
+        ((allow,), {"replacement": "{nam}"}, ValueError, r"^Guardrail\(replacement=\.\.\.\) may"),
+        ((allow,), {"replacement": 3}, TypeError, r"^Guardrail\(replacement=\.\.\.\) takes"),
     ],
 )
 def test_configuration_mistakes_are_refused_when_built(
@@ -449,6 +498,22 @@ def test_configuration_mistakes_are_refused_when_built(
 ) -> None:
     with pytest.raises(error, match=message):
         Guardrail(*args, **options)
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "message"),
+    [
+        (lambda: Verdict.block(cast(str, 5)), TypeError, r"Verdict message must be a str"),
+        (lambda: Verdict.block(cast(str, None)), TypeError, r"got None"),
+        (lambda: Verdict(cast(Any, "deny")), ValueError, r"'allow', 'mask' or 'block'"),
+        (lambda: Verdict("allow", "fine"), ValueError, r"only a block carries a message"),
+    ],
+)
+def test_a_verdict_that_makes_no_sense_is_refused_when_built(
+    build: Callable[[], Verdict], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        build()
 
 
 def test_verdicts_say_what_they_do() -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -309,7 +310,9 @@ def test_a_function_replacement_gets_the_name_and_the_match() -> None:
 
 def test_a_function_replacement_must_return_a_string() -> None:
     redact = Redact(replacement=lambda name, text: 5)  # type: ignore[arg-type,return-value]
-    with pytest.raises(TypeError, match=r"replacement=\.\.\.\) returned 5 for a 'email' match"):
+    with pytest.raises(
+        TypeError, match=r"replacement=\.\.\.\) returned a value of type int for a 'email' match"
+    ):
         redact.redact_text("a@example.com")
 
 
@@ -672,3 +675,28 @@ def test_on_a_strands_agent_the_callback_deltas_are_masked_as_the_message() -> N
     masked = "mail [REDACTED:email] today"
     assert "".join(shown) == masked
     assert result.message["content"] == [{"text": masked}]
+
+
+def test_what_redact_masks_never_reaches_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    # A replacement function that fails on the matched text: the call fails, the failure is
+    # logged, and neither the error nor the log quotes what was being masked.
+    def broken(name: str, text: str) -> str:
+        return cast(str, text.encode())
+
+    @tool
+    def lookup(user: str) -> str:
+        """Look a user up."""
+        return "jane.doe@example.com"
+
+    model = ScriptedModel([tool_turn("lookup", {"user": "jane"}), text_turn("ok")])
+    agent = Agent(
+        model=model,
+        tools=[lookup],
+        middleware=[Redact(replacement=broken, model_input=False, model_output=False)],
+    )
+    with caplog.at_level(logging.DEBUG):
+        agent("who is jane?")
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors, "the failing replacement is logged"
+    assert "returned a value of type bytes for a 'email' match" in caplog.text
+    assert "jane.doe" not in caplog.text

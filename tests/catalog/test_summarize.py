@@ -17,6 +17,7 @@ from strands_middleware.catalog import (
     SUMMARY_HEADER,
     ContextWindow,
     Summarize,
+    estimate_tokens,
 )
 from strands_middleware.content import Messages
 from strands_middleware.events import TextDeltaEvent
@@ -186,3 +187,30 @@ def test_configuration_mistakes_are_refused_when_built(
 def test_a_summarizer_that_is_not_a_model_is_refused() -> None:
     with pytest.raises(TypeError, match=r"Summarize\(model=\.\.\.\) takes the model that writes"):
         Summarize("small-model", max_messages=9)  # type: ignore[arg-type]
+
+
+def test_a_summary_too_long_for_the_budget_is_not_written_again_on_every_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The summarizer writes ~200 tokens where the budget leaves 150 for a summary: with the
+    # newest messages, every call passes the budget.
+    written = ScriptedModel([text_turn("S" * 800 + str(n)) for n in range(30)])
+    model = ScriptedModel([text_turn(f"answer {n} " + "x" * 40) for n in range(30)])
+    agent = Agent(model=model, middleware=[Summarize(written, max_tokens=300)])
+    summaries_after: list[int] = []
+    with caplog.at_level(logging.WARNING, logger="strands_middleware"):
+        for n in range(30):
+            agent(f"question {n} " + "y" * 40)
+            summaries_after.append(len(written.requests))
+
+    # The first summary is needed at call 10; from then on one is written every third call
+    # (each time the messages after the last pass halfway from keep to the budget), not on
+    # each of the 21 calls.
+    assert summaries_after[8] == 0
+    assert summaries_after[9:] == [n // 3 + 1 for n in range(21)]
+    # What is sent stays within the budget: the oldest messages after the summary are left out.
+    for request in model.requests:
+        assert sum(estimate_tokens(message) for message in request.messages) <= 300
+    warned = [r.getMessage() for r in caplog.records if "pass the budget" in r.getMessage()]
+    assert len(warned) == len(written.requests)  # one warning per summary, not per call
+    assert "Ask for shorter summaries (instructions=...)" in warned[0]

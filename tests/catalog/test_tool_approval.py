@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
+import re
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -19,6 +21,7 @@ from strands_middleware import (
 from strands_middleware.agent import Agent, AgentResult
 from strands_middleware.catalog._tool_approval import ACCEPTED_ANSWERS, ToolApproval
 from strands_middleware.content import Message
+from strands_middleware.exceptions import InterruptResumeError
 from strands_middleware.host import InterruptState
 from strands_middleware.interrupts import execute_tool_interrupt_id
 from strands_middleware.testing import ScriptedModel, text_turn, tool_context, tool_turn
@@ -204,8 +207,15 @@ def test_any_other_answer_fails_closed_and_says_what_is_accepted(
     agent = approval_agent(
         make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")
     )
+    paused = agent("clean up")
+    if isinstance(agent, Agent):
+        # The reference agent refuses it at resume (see the test below); the bridges resume
+        # through their framework's own machinery, and the gate fails closed when it reads it.
+        with pytest.raises(InterruptResumeError, match=re.escape(problem)):
+            agent(respond(paused, answer))
+        return
     with caplog.at_level(logging.WARNING, logger="strands_middleware"):
-        agent(respond(agent("clean up"), answer))
+        agent(respond(paused, answer))
     assert ran == []
     [result] = tool_results(agent)
     assert result["status"] == "error"
@@ -220,9 +230,58 @@ def test_a_long_answer_is_shortened_in_the_error_result(make_agent: AgentFactory
     agent = approval_agent(
         make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")
     )
-    agent(respond(agent("clean up"), "x" * 1000))
-    text = tool_results(agent)[0]["content"][0]["text"]
+    paused = agent("clean up")
+    if isinstance(agent, Agent):
+        with pytest.raises(InterruptResumeError) as refused:
+            agent(respond(paused, "x" * 1000))
+        text = str(refused.value)
+    else:
+        agent(respond(paused, "x" * 1000))
+        text = tool_results(agent)[0]["content"][0]["text"]
     assert "'" + "x" * 199 + "... is not an approval decision." in text  # repr, cut at 200
+
+
+@pytest.mark.parametrize("answer", ["yes", "ok", "Yes", "approved", 1, {"approved": True}])
+def test_a_wrong_answer_is_refused_at_resume_and_the_run_stays_paused_and_answerable(
+    answer: Any,
+) -> None:
+    agent = Agent(
+        model=ScriptedModel(
+            [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("done")]
+        ),
+        tools=[delete_file, read_file],
+        middleware=[ToolApproval()],
+    )
+    paused = agent("clean up")
+    state_before = agent.interrupt_state.to_dict()
+    messages_before = copy.deepcopy(agent.messages)
+
+    with pytest.raises(InterruptResumeError) as refused:
+        agent(respond(paused, answer))
+    message = str(refused.value)
+    assert "nothing was resumed and the run is still paused" in message
+    assert f"ToolApproval 'approve-tool-call': the answer {answer!r}" in message
+    assert message.endswith(f"Accepted: {ACCEPTED_ANSWERS}.")
+    assert refused.value.interrupt_ids == (paused.interrupts[0].id,)
+
+    # Nothing ran and nothing changed: the same interrupts are owed, and a right answer works.
+    assert ran == []
+    assert agent.interrupt_state.to_dict() == state_before
+    assert agent.messages == messages_before
+    assert str(agent(respond(paused, "approve"))).strip() == "done"
+    assert ran == [("delete_file", "/a")]
+
+
+def test_a_gate_named_by_a_function_knows_its_answers_at_resume_too() -> None:
+    agent = Agent(
+        model=ScriptedModel([tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1")]),
+        tools=[delete_file],
+        middleware=[ToolApproval(name=lambda context: f"approve-{context.tool_use['name']}")],
+    )
+    paused = agent("clean up")
+    with pytest.raises(InterruptResumeError, match=r"ToolApproval 'approve-delete_file'"):
+        agent(respond(paused, "yes"))
+    assert agent.interrupt_state.activated
 
 
 # ---- lifetime and persistence -------------------------------------------------------------------

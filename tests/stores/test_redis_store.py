@@ -78,6 +78,58 @@ def test_the_store_names_its_server_without_the_password() -> None:
     assert repr(store) == "RedisStore(redis://user:***@cache.internal:6380/2, prefix='app')"
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "redis://cache.internal:6380/2?password=hunter2",
+            "redis://cache.internal:6380/2?password=***",
+        ),
+        (
+            "unix:///run/redis.sock?db=3&password=hunter2",
+            "unix:///run/redis.sock?db=3&password=***",
+        ),
+        ("redis://:hunter2@h/0?PASSWORD=hunter2", "redis://:***@h/0?PASSWORD=***"),
+    ],
+)
+def test_a_password_given_as_a_query_argument_is_masked_too(url: str, shown: str) -> None:
+    assert repr(RedisStore.from_url(url, prefix="app")) == f"RedisStore({shown}, prefix='app')"
+
+
+async def test_a_store_error_never_carries_the_password(
+    private_redis: RedisServer, prefix: str
+) -> None:
+    store = RedisStore.from_url(f"{private_redis.url}?password=hunter2", prefix=prefix)
+    private_redis.stop()
+    with pytest.raises(StoreError) as error:
+        await store.counter_add("c", {"n": 1})
+    assert "?password=***" in str(error.value)
+    assert "hunter2" not in str(error.value)
+    await store.aclose()
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("localhost:6379", "must specify one of the following schemes"),
+        ("http://cache.internal:6379/0", "must specify one of the following schemes"),
+        ("redis://:notaport/0", "Port could not be cast to integer value as 'notaport'"),
+        ("redis://cache.internal:99999/0", "Port out of range"),
+        ("redis://cache.internal:6379/zero", "the database 'zero' is not a number"),
+        ("redis://:hunter2@cache.internal:port/0", "Port could not be cast"),
+    ],
+)
+def test_a_malformed_url_is_refused_when_the_store_is_built(url: str, problem: str) -> None:
+    # No server is needed (nor reached): the URL is read, not connected to.
+    with pytest.raises(ValueError) as error:
+        RedisStore.from_url(url)
+    message = str(error.value)
+    assert message.startswith("RedisStore.from_url(")
+    assert problem in message
+    assert "Write redis://[[user]:password@]host[:port][/db]" in message
+    assert "hunter2" not in message
+
+
 # ---- leases and the server's clock ---------------------------------------------------------
 
 

@@ -200,3 +200,26 @@ async def test_a_paused_strands_agent_is_saved_as_a_snapshot_and_resumed_elsewhe
     assert deleted == ["/tmp/report.txt"]
     assert len(model.script.requests) == 2  # the resume did not ask the model again
     assert await sessions.claim("run") is None
+
+
+async def test_a_paused_run_lists_the_interrupts_it_waits_on() -> None:
+    paused = await paused_agent()
+    owed = list(paused.interrupt_state.owed)
+    sessions = SessionStore(InMemoryStore(), ttl=60)
+    await sessions.save("run", PausedRun.of(paused))
+    claimed = await sessions.claim("run")
+    assert claimed is not None
+    run = claimed.run()
+    assert [(i.id, i.name, i.reason) for i in run.interrupts] == [
+        (i.id, i.name, i.reason) for i in owed
+    ]
+    assert run.interrupts  # the deletion is waiting for a human
+    resumed = Agent(
+        model=paused.model,
+        tools=paused_agent_parts()[0],
+        middleware=paused_agent_parts()[1],
+        messages=run.messages,
+        interrupt_state=run.interrupt_state,
+    )
+    result = await resumed.invoke_async(approvals(list(run.interrupts)))
+    assert result.stop_reason == "end_turn"

@@ -315,13 +315,15 @@ class Agent(MiddlewareHostMixin):
 
         To resume a paused run, pass a list of ``{"interruptResponse": {"interruptId": ...,
         "response": ...}}`` blocks, one for each interrupt the result listed. A malformed or
-        unknown response raises before anything runs and leaves the agent as it was.
+        unknown response, or an answer the middleware that asked does not accept (``"yes"`` to
+        a `ToolApproval`), raises before anything runs and leaves the agent as it was, still
+        paused and still answerable.
         """
         new_messages: Messages = []
         if self.interrupt_state.activated or looks_like_resume(prompt):
             # Validates every response before changing anything; refuses a fresh prompt while
             # an interrupt is owed, and a resume when nothing is.
-            self.interrupt_state.resume(prompt)
+            self.interrupt_state.resume(prompt, self.answer_problem)
         else:
             new_messages = self._continue_history(input_messages(prompt))
         self._cancel_signal.clear()

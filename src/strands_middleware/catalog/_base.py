@@ -32,6 +32,7 @@ __all__ = [
     "check_whole_number",
     "exception_classes",
     "is_exception_class",
+    "kind_of",
 ]
 
 ModelCallStage: TypeAlias = MiddlewareStage[InvokeModelContext, ModelStopReason, TypedEvent]
@@ -55,6 +56,15 @@ class CatalogMiddleware(ABC):
 
     def __iter__(self) -> Iterator[Middleware[Any, Any, Any]]:
         return iter(self.middleware())
+
+
+def kind_of(value: object) -> str:
+    """What ``value`` is, by its type alone, for an error about a user function's return.
+
+    Never the value itself: what a check or a replacement returns is often built from the text
+    it was given, which may be what an item masks or withholds, and errors reach logs.
+    """
+    return "None" if value is None else f"a value of type {type(value).__name__}"
 
 
 # Configuration is checked when an item is built, because a mistake found on the first model call

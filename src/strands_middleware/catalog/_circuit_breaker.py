@@ -88,9 +88,10 @@ class CircuitBreaker(CatalogMiddleware):
 
     Example:
         ```python
-        agent.use(ModelFallback(backup), CircuitBreaker(failures=3, cooldown=30))
+        agent.use(ModelFallback([backup]), CircuitBreaker(failures=3, cooldown=30))
         agent.use(CircuitBreaker(ExecuteToolStage, failures=5, cooldown=60))  # per tool
-        shared = CircuitBreaker(store=RedisStore.from_url(url), name="bedrock")  # every worker
+        store = RedisStore.from_url("redis://localhost:6379/0")
+        shared = CircuitBreaker(store=store, name="bedrock")  # one circuit for every worker
         ```
 
     Args:

@@ -47,6 +47,13 @@ holding ``policy`` and the subject's text, and its first word decides (``ALLOW``
 ``BLOCK``, then optionally ``: reason``). An answer it cannot read blocks (the guardrail fails
 closed) and is logged as a warning. A check that raises, function or classifier, fails the call
 with its error: nothing passes unchecked.
+
+**Logs never hold what was withheld.** The one thing a guardrail logs (a classifier answer it
+cannot read) is described by its flow and size, never quoted: a classifier often repeats the
+content it judged, and that content is what a block withholds.
+
+**Verdicts are checked when built**: ``Verdict.block(5)`` is a `TypeError` (a message is a
+string the user or the model reads), and only a block carries a message.
 """
 
 from __future__ import annotations
@@ -68,7 +75,7 @@ from ..models import Model
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._ask import ask
-from ._base import CatalogMiddleware, check_flag, check_function
+from ._base import CatalogMiddleware, check_flag, check_function, kind_of
 from ._digest import message_digest
 from ._redact import Redact
 from ._transcript import message_text, result_text, tool_call_text
@@ -103,6 +110,22 @@ class Verdict:
 
     action: Action
     message: str = ""
+
+    def __post_init__(self) -> None:
+        # Checked here, not only by the annotations: a check written without a type checker may
+        # hand over a number or None, which would otherwise reach the user as a reply.
+        if self.action not in ("allow", "mask", "block"):
+            raise ValueError(
+                f"Verdict(action=...) is 'allow', 'mask' or 'block', got {self.action!r}; build "
+                "one with Verdict.allow(), Verdict.mask() or Verdict.block('why')"
+            )
+        if not isinstance(cast(object, self.message), str):
+            raise TypeError(
+                f"Verdict message must be a str (what the user or the model reads), got "
+                f"{self.message!r}; write Verdict.block('why')"
+            )
+        if self.message and self.action != "block":
+            raise ValueError(f"only a block carries a message, got {self.action!r} with one")
 
     @classmethod
     def allow(cls) -> Verdict:
@@ -256,7 +279,7 @@ class Guardrail(CatalogMiddleware):
         # exactly what Redact would (and Redact checks the patterns and the replacement).
         # tool_input=True: Redact leaves tool arguments alone by default, but a mask verdict on
         # a tool call is an explicit request to mask them.
-        redact = Redact(patterns=patterns, replacement=replacement, tool_input=True)
+        redact = _GuardrailMasking(patterns=patterns, replacement=replacement, tool_input=True)
         masking = {item.phase: item.handler for item in redact}
         self._mask_messages = cast(
             "Callable[[InvokeModelContext], InvokeModelContext]", masking[InvokeModelStage.Input]
@@ -272,7 +295,7 @@ class Guardrail(CatalogMiddleware):
             "Callable[[MiddlewareResult[ToolResultEvent]], MiddlewareResult[ToolResultEvent]]",
             masking[ExecuteToolStage.Output],
         )
-        self._remembered: OrderedDict[str, Action] = OrderedDict()
+        self._remembered: OrderedDict[str, Verdict] = OrderedDict()
 
     # ---- verdicts --------------------------------------------------------------------------
 
@@ -285,8 +308,8 @@ class Guardrail(CatalogMiddleware):
             produced = await cast("Awaitable[object]", produced)
         if not isinstance(produced, Verdict):
             raise TypeError(
-                f"Guardrail(check=...) returned {produced!r} for {subject.flow}; it must return "
-                "a Verdict: Verdict.allow(), Verdict.mask() or Verdict.block('why')"
+                f"Guardrail(check=...) returned {kind_of(produced)} for {subject.flow}; it must "
+                "return a Verdict: Verdict.allow(), Verdict.mask() or Verdict.block('why')"
             )
         return produced
 
@@ -299,11 +322,14 @@ class Guardrail(CatalogMiddleware):
         )
         match = _VERDICT_WORD.match(answer.strip())
         if match is None:
+            # The answer itself is not logged: a classifier often quotes the content it read,
+            # and the content is what the block withholds. Its size says enough to debug with.
             _logger.warning(
-                "Guardrail: the classifier's answer %r for %s is not ALLOW, MASK or BLOCK; "
-                "blocking",
-                answer[:200],
+                "Guardrail: the classifier's answer for %s (%d characters) does not start with "
+                "ALLOW, MASK or BLOCK; blocking. Tighten the classifier's prompt (policy=...) or "
+                "check with a function of your own (check=...).",
                 subject.flow,
+                len(answer),
             )
             return Verdict.block()
         word, rest = match.group(1).upper(), match.group(2).strip()
@@ -318,8 +344,10 @@ class Guardrail(CatalogMiddleware):
 
     # ---- model calls -----------------------------------------------------------------------
 
-    def _remember(self, digest: str, action: Action) -> None:
-        self._remembered[digest] = action
+    def _remember(self, digest: str, verdict: Verdict) -> None:
+        # The whole verdict, not its action: a prompt blocked once is blocked again with the
+        # same message, so the user reads why every time.
+        self._remembered[digest] = verdict
         self._remembered.move_to_end(digest)
         while len(self._remembered) > _REMEMBERED:
             self._remembered.popitem(last=False)
@@ -331,7 +359,8 @@ class Guardrail(CatalogMiddleware):
         messages: Messages = []
         changed = False
         for message in context.messages:
-            action = self._remembered.get(message_digest(message))
+            remembered = self._remembered.get(message_digest(message))
+            action = None if remembered is None else remembered.action
             if action == "mask":
                 messages.append(
                     self._mask_messages(context.replace(messages=[message])).messages[0]
@@ -356,11 +385,11 @@ class Guardrail(CatalogMiddleware):
                 "model_input", message_text(newest, tools=False), context.messages, context.agent
             )
             if verdict.action != "allow":
-                self._remember(digest, verdict.action)
+                self._remember(digest, verdict)
             if verdict.action == "block":
                 return context, verdict
-        elif remembered == "block":
-            return context, Verdict.block()
+        elif remembered.action == "block":
+            return context, remembered
         return self._as_remembered(context), Verdict.allow()
 
     def _blocked_call(
@@ -491,6 +520,12 @@ class Guardrail(CatalogMiddleware):
         if self.tool_input or self.tool_output:
             items.append(ExecuteToolStage.wrap(self._guard_tool()))
         return items
+
+
+class _GuardrailMasking(Redact):
+    """Redact as a mask verdict uses it: its configuration errors name `Guardrail`."""
+
+    _owner = "Guardrail"
 
 
 def _blocked_tool(flow: Flow, tool_use_id: str, verdict: Verdict) -> ToolResultEvent:

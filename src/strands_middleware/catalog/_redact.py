@@ -81,7 +81,7 @@ from ..engine._stage import Middleware
 from ..events import ModelStopReason, ToolResultEvent, TypedEvent
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
-from ._base import CatalogMiddleware, check_flag, check_whole_number
+from ._base import CatalogMiddleware, check_flag, check_whole_number, kind_of
 from ._redacted_stream import RedactedStream, Substitution
 
 __all__ = ["DEFAULT_PATTERNS", "Redact"]
@@ -237,6 +237,8 @@ class _Rule:
 class Redact(CatalogMiddleware):
     """Masks secrets and personal data in what the model is sent and what it returns.
 
+    It logs nothing: what it masks never reaches a log through it.
+
     Example:
         ```python
         agent.use(Redact())                                    # model in and out, tool results
@@ -258,6 +260,10 @@ class Redact(CatalogMiddleware):
             docstring): a match up to this long is never split across what goes out.
     """
 
+    # The item named in configuration errors: `Guardrail` masks through a Redact of its own, and
+    # its user wrote Guardrail(patterns=...), not Redact(...).
+    _owner = "Redact"
+
     def __init__(
         self,
         *,
@@ -269,19 +275,20 @@ class Redact(CatalogMiddleware):
         tool_output: bool = True,
         stream_window: int = 128,
     ) -> None:
-        compiled = _compile(DEFAULT_PATTERNS if patterns is None else patterns)
+        owner = self._owner
+        compiled = _compile(owner, DEFAULT_PATTERNS if patterns is None else patterns)
         given = cast(object, replacement)  # checked at run time: callers need not be type-checked
         if isinstance(given, str):
             try:
                 given.format(name="")
             except (KeyError, IndexError, ValueError) as error:
                 raise ValueError(
-                    "Redact(replacement=...) may use only the {name} placeholder (write other "
+                    f"{owner}(replacement=...) may use only the {{name}} placeholder (write other "
                     f"braces doubled, {{{{ and }}}}), got {replacement!r}"
                 ) from error
         elif not callable(given):
             raise TypeError(
-                "Redact(replacement=...) takes a template string or a function (name, "
+                f"{owner}(replacement=...) takes a template string or a function (name, "
                 f"matched_text) -> str, got {replacement!r}"
             )
         switches = {
@@ -335,9 +342,11 @@ class Redact(CatalogMiddleware):
                 return fixed
             produced = cast(object, cast("Callable[[str, str], str]", replacement)(name, text))
             if not isinstance(produced, str):
+                # Its type, never its value: what a replacement returns is often built from the
+                # matched text, and this error reaches logs.
                 raise TypeError(
-                    f"Redact(replacement=...) returned {produced!r} for a {name!r} match; it "
-                    "must return a str"
+                    f"{self._owner}(replacement=...) returned {kind_of(produced)} for a {name!r} "
+                    "match; it must return a str"
                 )
             return produced
 
@@ -525,36 +534,36 @@ class Redact(CatalogMiddleware):
         return items
 
 
-def _compile(patterns: object) -> dict[str, re.Pattern[str]]:
+def _compile(owner: str, patterns: object) -> dict[str, re.Pattern[str]]:
     if not isinstance(patterns, Mapping):
         raise TypeError(
-            f"Redact(patterns=...) takes a mapping of names to regular expressions, got "
+            f"{owner}(patterns=...) takes a mapping of names to regular expressions, got "
             f"{patterns!r}"
         )
     given = cast("Mapping[object, object]", patterns)
     if not given:
-        raise ValueError("Redact(patterns=...) is empty: nothing would be masked")
+        raise ValueError(f"{owner}(patterns=...) is empty: nothing would be masked")
     compiled: dict[str, re.Pattern[str]] = {}
     for name, given_pattern in given.items():
         if not isinstance(name, str) or not name:
-            raise TypeError(f"Redact(patterns=...) names must be non-empty strings, got {name!r}")
+            raise TypeError(f"{owner}(patterns=...) names must be non-empty strings, got {name!r}")
         pattern = given_pattern
         if isinstance(pattern, str):
             try:
                 pattern = re.compile(pattern)
             except re.error as error:
                 raise ValueError(
-                    f"Redact(patterns=...) pattern {name!r} does not compile: {error}"
+                    f"{owner}(patterns=...) pattern {name!r} does not compile: {error}"
                 ) from error
         if not _is_text_pattern(pattern):
             raise TypeError(
-                f"Redact(patterns=...) pattern {name!r} must be a str or a pattern compiled from "
+                f"{owner}(patterns=...) pattern {name!r} must be a str or a pattern compiled from "
                 f"a str, got {pattern!r}"
             )
         checked = pattern
         if checked.search("") is not None:
             raise ValueError(
-                f"Redact(patterns=...) pattern {name!r} matches the empty string, so it would "
+                f"{owner}(patterns=...) pattern {name!r} matches the empty string, so it would "
                 "insert the replacement everywhere"
             )
         compiled[name] = checked

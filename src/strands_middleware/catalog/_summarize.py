@@ -24,6 +24,15 @@ is replaced, in what this call sends, by a summary written by the model you name
   sent together. The latest user prompt and the last round are always sent as they are; the
   summary goes in front of the first message sent (a text block of the prompt, or a user
   message of its own when what is kept starts with a model reply).
+* **A summary too long for the budget is not written again on every call.** A summary the
+  summarizer wrote longer than the budget leaves it (the budget minus ``keep``) would, with the
+  messages after it, pass the budget on every call. It is then sent as it is and the oldest
+  messages after it are left out, as `ContextWindow` leaves them out (one warning per summary),
+  and a new summary is written only once the messages after the last one pass the point halfway
+  between ``keep`` and the whole budget. So the summarizer is called at most once per quarter of
+  the budget of new conversation (with the default ``keep=0.5``), never on every model call,
+  however long it writes. A single turn larger than that is summarized as it arrives. Bound
+  the summary's length with ``instructions`` to keep every message.
 * **A failed summary is not fatal.** When the summary call raises or writes nothing, the call
   falls back to `ContextWindow` behaviour with the same budget (on the conversation with the
   last summary that was written, if any), a warning is logged, and the next call tries again.
@@ -127,10 +136,13 @@ class Summarize(CatalogMiddleware):
         self.instructions = instructions
         self.cache_size = cache_size
         self._kept = self.budget.scaled(keep)
+        self._rewrite_at = self.budget.scaled((1 + keep) / 2)
         self._window = ContextWindow(
             max_messages=max_messages, max_tokens=max_tokens, token_counter=token_counter
         )
         self._summaries: OrderedDict[str, str] = OrderedDict()
+        # Summaries already warned about for passing the budget with what follows them.
+        self._overlong: dict[str, None] = {}
 
     def _remembered(self, key: str) -> str | None:
         summary = self._summaries.get(key)
@@ -193,9 +205,14 @@ class Summarize(CatalogMiddleware):
                 done = k
                 break
         if summary is not None and (
-            done == turns.units or measure.fits(done, SUMMARY_HEADER + summary)
+            done == turns.units
+            or measure.fits(done, SUMMARY_HEADER + summary)
+            or measure.fits(done, budget=self._rewrite_at)
         ):
-            return turns.kept_with_note(done, SUMMARY_HEADER + summary)
+            # Reused, even when the summary is too long for what follows it, until what follows
+            # passes the point halfway from ``keep`` to the whole budget: writing it again each
+            # time a message is added would cost a summary call on every model call.
+            return self._with_summary(measure, done, summary, keys[done])
         target = next(
             (k for k in range(done + 1, turns.units) if measure.fits(k, budget=self._kept)),
             turns.units,
@@ -216,7 +233,32 @@ class Summarize(CatalogMiddleware):
             with_summary = turns.kept_with_note(done, SUMMARY_HEADER + summary)
             return self._window.fit(with_summary, context.system_prompt)
         self._store(keys[target], summary)
-        return turns.kept_with_note(target, SUMMARY_HEADER + summary)
+        return self._with_summary(measure, target, summary, keys[target])
+
+    def _with_summary(self, measure: Measure, done: int, summary: str, key: str) -> Messages:
+        """The summary and what follows it, leaving out the oldest of that when it is too long.
+
+        A summary longer than the budget leaves it is sent anyway (the latest prompt and round
+        always are): what goes is the oldest messages after it, as `ContextWindow` leaves
+        messages out, with one warning per summary.
+        """
+        turns, note = measure.turns, SUMMARY_HEADER + summary
+        if measure.fits(done, note):
+            return turns.kept_with_note(done, note)
+        cut = next((k for k in range(done + 1, turns.units) if measure.fits(k, note)), turns.units)
+        if key not in self._overlong:
+            self._overlong[key] = None
+            while len(self._overlong) > self.cache_size:
+                del self._overlong[next(iter(self._overlong))]
+            _logger.warning(
+                "Summarize: the summary (%d characters) and the newest messages pass the budget; "
+                "leaving out the %d oldest message(s) after the summary instead of summarizing "
+                "again on every call. Ask for shorter summaries (instructions=...) or keep less "
+                "verbatim (keep=...).",
+                len(summary),
+                turns.start(cut) - turns.start(done),
+            )
+        return turns.kept_with_note(cut, note)
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         async def summarize(

@@ -13,10 +13,25 @@ caller resumes with one ``interruptResponse`` per interrupt; on that pass the sa
 * **edit**: ``{"decision": "edit", "input": {...}}``. The tool runs with ``input`` instead of the
   model's arguments (the model's ``toolUse`` in the history keeps what it asked for; the result
   it reads comes from the edited call).
-* **anything else** fails closed: the tool does not run, and the model reads an error result
-  that quotes the answer and lists the answers that are accepted. Strings are matched ignoring
-  case and surrounding spaces; a decision object with keys beyond the ones above (a typo such as
+* **anything else is refused at resume.** ``"yes"``, ``"ok"``, ``"approved"``, ``1`` and
+  ``{"approved": True}`` are not approvals: the resume raises `InterruptResumeError` quoting the
+  answer and listing the accepted ones, before anything runs, and the run stays paused, its
+  interrupts owed and still answerable with a correct answer. Strings are matched ignoring case
+  and surrounding spaces; a decision object with keys beyond the ones above (a typo such as
   ``"mesage"``) is refused rather than half-understood.
+
+Why not accept ``"yes"`` or ``"ok"``: an approval lets a tool act for the user, so only an
+answer that can mean nothing else approves. A program that sends ``"yes"`` may as well mean "yes,
+deny it", ``"ok"`` may acknowledge a question without answering it, and a forgiving list of
+synonyms invites the next one (``"y"``, ``"sure"``, ``"no problem"``) that is not on it. Refusing
+loudly, at the call that sent the answer, costs a developer one fix; guessing costs a user a
+deleted file.
+
+Where an answer cannot be checked at resume, the gate still fails closed when it reads it: the
+tool does not run, the model reads an error result quoting the answer and listing the accepted
+ones, and a warning is logged. That happens on hosts that resume through their own machinery
+(the strands, pydantic-ai and LangChain bridges) and, with a ``name`` function, after the run
+was restored into a new process (the gate knows a function's names only once it has asked).
 
 Why the rules are what they are:
 
@@ -49,13 +64,15 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
 from ..engine._handlers import MiddlewareNext
 from ..engine._stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
+from ..host._mixin import MiddlewareHostMixin
+from ..interrupts import EXECUTE_TOOL_INTERRUPT_PREFIX, Interrupt
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ._base import CatalogMiddleware
 
@@ -78,6 +95,7 @@ ACCEPTED_ANSWERS = (
 """The answers a `ToolApproval` understands, as quoted in the error result for any other."""
 
 _SHOWN_LENGTH = 200
+_ASKED_NAMES = 1024
 _DECISION_KEYS: dict[str, frozenset[str]] = {
     "approve": frozenset({"decision"}),
     "deny": frozenset({"decision", "message"}),
@@ -95,6 +113,11 @@ class _Decision:
 class ToolApproval(CatalogMiddleware):
     """Holds chosen tool calls for a human: approve, deny (with a message) or edit the input.
 
+    Only ``"approve"``/``True``, ``"deny"``/``False`` and the ``{"decision": ...}`` objects
+    (`ACCEPTED_ANSWERS`) are answers; ``"yes"``, ``"ok"`` and anything else are refused when the
+    run is resumed with them (`InterruptResumeError`, the run still paused; see the module
+    docstring for why).
+
     Example:
         ```python
         gate = ToolApproval(tools=["delete_file"])
@@ -110,7 +133,8 @@ class ToolApproval(CatalogMiddleware):
         tools: Which calls to hold: the builtin ``all`` (the default) holds every call; a
             collection of tool names holds calls to those tools; a predicate on the
             `ExecuteToolContext` holds the calls it returns True for.
-        name: The interrupt name, or a function of the context returning it. The name must be
+        name: The interrupt name, or a function of the context returning it. Two gates may not
+            share a name for the same tools (refused at registration). The name must be
             the same every time the same call is asked (see the module docstring); the id adds
             the ``toolUseId``, so one name serves every call. A second gate on the same tools
             needs a name of its own.
@@ -171,6 +195,57 @@ class ToolApproval(CatalogMiddleware):
         self.tools = tools
         self.name = name
         self.reason = reason
+        self._asked: dict[str, None] = {}
+
+    def check_registration(self, host: MiddlewareHostMixin, earlier: Sequence[object]) -> None:
+        """Refuse a second gate asking under this gate's name for some of the same tools.
+
+        Two such gates would share one interrupt id per call, so one answer would approve both;
+        at run time that is found only once the first gate is answered. Names given as functions
+        cannot be compared before a call, and are checked then.
+
+        Raises:
+            ValueError: an earlier gate on ``host`` has the same name and may hold the same
+                calls. Nothing is registered.
+        """
+        if not isinstance(self.name, str):
+            return
+        for other in earlier:
+            if not isinstance(other, ToolApproval) or other.name != self.name:
+                continue
+            shared = self._shared_tools(other)
+            if shared is None:
+                continue
+            raise ValueError(
+                f"two ToolApproval gates ask under the name {self.name!r} for {shared}: they "
+                "would share one interrupt per call, so one answer would approve both. Give this "
+                'gate a name of its own, e.g. ToolApproval(name="security-review").'
+            )
+
+    def check_answer(self, interrupt: Interrupt, response: object) -> str | None:
+        """What is wrong with ``response`` as an answer to one of this gate's interrupts.
+
+        The host asks at resume, before anything runs: an answer the gate would not accept is
+        refused there (the run stays paused and answerable) rather than failing the call.
+        None for an accepted answer and for interrupts this gate did not ask.
+        """
+        if not interrupt.id.startswith(EXECUTE_TOOL_INTERRUPT_PREFIX):
+            return None
+        mine = interrupt.name == self.name if isinstance(self.name, str) else False
+        if not (mine or interrupt.name in self._asked):
+            return None
+        decision = _decide(response)
+        if isinstance(decision, str):
+            return f"ToolApproval {interrupt.name!r}: {decision} Accepted: {ACCEPTED_ANSWERS}."
+        return None
+
+    def _shared_tools(self, other: ToolApproval) -> str | None:
+        """Which calls both gates may hold, in words, or None when they hold different tools."""
+        mine, theirs = self._tool_names, other._tool_names
+        if mine is not None and theirs is not None:
+            both = sorted(mine & theirs)
+            return f"the tool(s) {', '.join(both)}" if both else None
+        return "the same calls" if mine is None and theirs is None else "some of the same calls"
 
     def selects(self, context: ExecuteToolContext) -> bool:
         """Whether this gate holds the call ``context`` describes."""
@@ -190,6 +265,11 @@ class ToolApproval(CatalogMiddleware):
                 f"ToolApproval(name=...) returned {chosen!r} for tool call "
                 f"{context.tool_use['toolUseId']!r}; it must return a non-empty string"
             )
+        # Remembered so `check_answer` knows its own interrupts at resume (bounded: the names a
+        # function gives are few, but nothing says so).
+        self._asked[chosen] = None
+        while len(self._asked) > _ASKED_NAMES:
+            del self._asked[next(iter(self._asked))]
         return chosen
 
     def _reason_for(self, context: ExecuteToolContext) -> Any:

@@ -25,11 +25,18 @@ Calls without a fixture run the real chain (``passthrough_unknown=True``, the de
 error result naming the tools that have fixtures (``passthrough_unknown=False``), so a test
 notices a call it did not plan for. ``mock.calls`` records every call the mock answered, in the
 order they arrived; calls passed through are not recorded.
+
+**Hosts that answer unknown tools themselves.** pydantic-ai answers a call to a tool the agent
+does not have before any hook runs, so there a fixture answers only calls to tools the agent
+has (it then replaces the real tool), and ``passthrough_unknown=False`` never sees an unknown
+tool. Registering a `ToolMock` on such a host logs one warning saying so, naming its fixtures;
+give the agent the tools you mock (a stub will do), or test on the reference agent.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Mapping
+import logging
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ..content import ToolResult, ToolUse
@@ -37,11 +44,14 @@ from ..engine._handlers import MiddlewareNext
 from ..engine._stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import CONTROL_FLOW_EXCEPTIONS
+from ..host._mixin import UNKNOWN_TOOLS, MiddlewareHostMixin
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..tools import result_text
 from ._base import CatalogMiddleware, check_flag
 
 __all__ = ["ToolMock"]
+
+_logger = logging.getLogger("strands_middleware")
 
 _RESULT_KEYS = frozenset({"toolUseId", "status", "content"})
 
@@ -89,6 +99,27 @@ class ToolMock(CatalogMiddleware):
         self.fixtures: dict[str, Any] = cast("dict[str, Any]", entries)
         self.passthrough_unknown = passthrough_unknown
         self.calls: list[ToolUse] = []
+        self._warned: set[str] = set()
+
+    def check_registration(self, host: MiddlewareHostMixin, earlier: Sequence[object]) -> None:
+        """Warn, once per host class, when ``host`` answers unknown tools before any hook."""
+        why = host.lacks.get(UNKNOWN_TOOLS)
+        host_name = type(host).__name__
+        if why is None or host_name in self._warned:
+            return
+        self._warned.add(host_name)
+        names = ", ".join(sorted(self.fixtures)) or "none"
+        _logger.warning(
+            "ToolMock on %s: %s. Its fixtures (%s) answer only calls to tools the agent has; a "
+            "fixture for a tool the agent lacks never answers%s. Give the agent the tools you "
+            "mock (a stub will do), or test on the reference agent.",
+            host_name,
+            why,
+            names,
+            ""
+            if self.passthrough_unknown
+            else ", and passthrough_unknown=False never sees such a call",
+        )
 
     def answer(self, tool_use: ToolUse) -> ToolResultEvent:
         """The result the fixture for ``tool_use["name"]`` gives (without recording the call).

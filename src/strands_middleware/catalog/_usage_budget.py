@@ -162,7 +162,7 @@ class UsageBudget(CatalogMiddleware):
         ```python
         agent.use(UsageBudget(max_total_tokens=50_000))
         agent.use(UsageBudget(max_output_tokens=200_000, scope="agent"))
-        agent.use(UsageBudget(max_cost=0.50))                    # US dollars, at list prices
+        dollars = UsageBudget(max_cost=0.50)  # US dollars, each call at its model's list price
         try:
             agent("Research the topic thoroughly")
         except UsageBudgetExceeded as stop:

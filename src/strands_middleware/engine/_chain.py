@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from types import AsyncGeneratorType
 from typing import Any, Generic, TypeVar, cast
 
+from ..exceptions import InterruptException
 from ._registration import describe
 from ._result import MiddlewareResult, halts_stage
 from ._stage import MiddlewareStage
@@ -259,9 +260,27 @@ async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
     result_type = chain.stage.result_type
     wrapped: MiddlewareResult[Any] = MiddlewareResult(event)
     for handler in chain.outputs:
-        returned = handler(wrapped)
-        if inspect.isawaitable(returned):
-            returned = await returned
+        try:
+            returned = handler(wrapped)
+            if inspect.isawaitable(returned):
+                returned = await returned
+        except InterruptException as raised:
+            # The stage's work is done (the tool ran, the model answered): pausing now would do
+            # it again on resume. The interrupt is refused; the result goes on through the
+            # other Output handlers, so a masking handler still masks it.
+            interrupt = raised.interrupt
+            _logger.error(
+                "Output handler %s (%s.Output) raised interrupt %r (id %s) after the stage's "
+                "result was produced; an Output handler cannot pause the call (a resume would "
+                "run it again), so the interrupt is refused and the result is kept without this "
+                "handler's change. Ask before the work is done: in an Input handler, or in a "
+                "Wrap handler before next_fn.",
+                describe(handler),
+                chain.stage.name,
+                interrupt.name,
+                interrupt.id,
+            )
+            continue
         if not isinstance(returned, MiddlewareResult):
             # The stage's own name for a bare result event: a host may hand out a subclass.
             bare: object = returned
@@ -456,12 +475,8 @@ class OpenedChain(Generic[TEvent]):
 class Outbound:
     """The translations a host applies to what leaves a chain.
 
-    Example:
-        ```python
-        outbound = Outbound(to_host_event, to_host_error)
-        async for host_event in registry.invoke(stage, context, terminal, outbound=outbound):
-            ...
-        ```
+    A bridge passes one to ``registry.invoke(stage, context, terminal, outbound=...)`` and reads
+    the host's own events from the stream it gets back.
 
     Args:
         event_out: Called with each event the chain yields, in order; what it returns is

@@ -33,8 +33,14 @@ TEvent = TypeVar("TEvent")
 MiddlewareSource: TypeAlias = Union[
     "Middleware[Any, Any, Any]", Iterable["Middleware[Any, Any, Any]"]
 ]
-"""What ``use()`` accepts: a `Middleware`, or an iterable of them (a list, or a catalog object
-that spans several stages and yields one `Middleware` per stage and phase)."""
+"""What ``use()`` accepts, one argument at a time: a `Middleware`, or an iterable of them.
+
+The iterable may be a list (``agent.use([timing, audit])``, handy to build a set once and share
+it), a catalog item (``Retry()``: it yields one `Middleware` per stage and phase it needs), or a
+generator. Iterables are read once, in order; the handlers register in that order, as if each
+had been passed on its own. A nested iterable (a list of catalog items) is not flattened: pass
+``agent.use(*items)`` instead. A class (``use(Retry)``) is refused with a hint to build it.
+"""
 
 
 def _phase_of(stage_or_phase: object) -> MiddlewarePhase[Any, Any, Any]:
@@ -76,6 +82,19 @@ def _not_middleware(position: int, value: object) -> str:
         hint = (
             " A stage token is not middleware: register handlers built with stage.wrap(fn), "
             "stage.input(fn) or stage.output(fn)."
+        )
+    elif isinstance(value, type):
+        # A class is callable, but the bare-handler hint does not apply: the user named a
+        # catalog item (or middleware class) and forgot to build it.
+        name = value.__name__
+        hint = (
+            f" {name} is a class: register an instance of it, e.g. use({name}()) with the "
+            "keywords it takes."
+        )
+    elif isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        hint = (
+            " It sits inside another iterable, and use() flattens one level only: pass the "
+            "items as separate arguments, e.g. agent.use(*items)."
         )
     elif callable(value):
         hint = (

@@ -68,10 +68,12 @@ def halts_stage(event: object) -> bool:
 
     Example:
         ```python
-        async for event in next_fn(context):
-            if halts_stage(event):
-                paused = True  # the call waits for a human: count nothing, keep nothing
-            yield event
+        @InvokeModelStage.wrap
+        async def counting(context, next_fn):
+            async for event in next_fn(context):
+                if halts_stage(event):
+                    ...  # the call waits for a human: count nothing, keep nothing
+                yield event
         ```
     """
     never = _NEVER_BY_CLASS.get(type(event))

@@ -167,7 +167,14 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent]):
         return Middleware(self.Input, fn)
 
     def output(self, fn: MiddlewareOutputHandler[TResult]) -> Middleware[TContext, TResult, TEvent]:
-        """Make an Output-phase `Middleware` of ``fn``; usable as a decorator."""
+        """Make an Output-phase `Middleware` of ``fn``; usable as a decorator.
+
+        An Output handler runs once the stage's work is done (the tool ran, the model answered),
+        so it cannot pause the call: an `InterruptException` it raises is refused and logged at
+        ERROR naming it, and the result goes on without its change (a resume would otherwise do
+        the work again). Ask a human in an Input handler, or in a Wrap handler before
+        ``next_fn``.
+        """
         return Middleware(self.Output, fn)
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -259,7 +259,9 @@ class InterruptState:
         self._interrupts[interrupt.id] = stored
         return stored
 
-    def resume(self, prompt: object) -> None:
+    def resume(
+        self, prompt: object, check: Callable[[Interrupt, Any], str | None] | None = None
+    ) -> None:
         """Apply the answers in ``prompt`` before an invocation runs.
 
         Call this at the start of every invocation with the caller's prompt. While the state is
@@ -276,12 +278,18 @@ class InterruptState:
 
         Args:
             prompt: The caller's prompt, in whatever form the host accepts.
+            check: Asked about each answer with the interrupt it answers; returns what is
+                wrong with the answer (a sentence), or None to accept it. The host passes the
+                checks of the middleware that asked (`MiddlewareHostMixin.answer_problem`), so
+                an answer the asker would not understand is refused here, while the caller
+                can still send another, rather than failing the call later.
 
         Raises:
             InterruptResponseFormatError: Activated and the prompt is not a list of well-formed
                 response blocks (a fresh prompt included).
             InterruptResumeError: An id is unknown, answered twice, or an owed interrupt is left
-                unanswered; or answers arrived while nothing was waiting for them.
+                unanswered; or answers arrived while nothing was waiting for them; or ``check``
+                refused an answer.
         """
         if not self._activated:
             unexpected = response_ids_in(prompt)
@@ -297,6 +305,8 @@ class InterruptState:
 
         responses = self._parse_responses(prompt)
         self._check_ids(responses)
+        if check is not None:
+            self._check_answers(responses, check)
 
         # Everything is valid: write. Entries are replaced, not mutated, so Interrupt objects the
         # caller or an earlier snapshot holds keep the value they had.
@@ -552,6 +562,25 @@ class InterruptState:
                 "answer every interrupt the run stopped on, or it would only pause again. "
                 f"Expected {RESPONSE_SHAPE}",
                 [i.id for i in missing],
+            )
+
+    def _check_answers(
+        self, responses: list[tuple[str, Any]], check: Callable[[Interrupt, Any], str | None]
+    ) -> None:
+        """Refuse the whole prompt when an asker does not understand one of its answers."""
+        problems: list[str] = []
+        refused: list[str] = []
+        for interrupt_id, answer in responses:
+            problem = check(self._interrupts[interrupt_id], answer)
+            if problem is not None:
+                problems.append(f"{interrupt_id}: {problem}")
+                refused.append(interrupt_id)
+        if problems:
+            raise InterruptResumeError(
+                "an answer is not one the middleware that asked accepts, so nothing was "
+                "resumed and the run is still paused; send the answers again, corrected: "
+                + "; ".join(problems),
+                refused,
             )
 
     def _fresh_prompt_error(self, what: str) -> InterruptResponseFormatError:

@@ -1,9 +1,16 @@
-"""`MiddlewareHostMixin`: ``use()`` and typed ``add_middleware()`` for any agent class."""
+"""`MiddlewareHostMixin`: ``use()`` and typed ``add_middleware()`` for any agent class.
+
+Registration is where a mistake is cheapest to report, so ``use()`` also asks each item it is
+given that implements `RegistrationCheck` whether it can work as registered: on this host (a
+host names what it cannot carry in `MiddlewareHostMixin.lacks`) and beside the items registered
+before it. An item refuses by raising (nothing is registered) or, where it is still useful,
+logs a warning naming what will not work.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar, TypeVar, cast, overload
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Protocol, TypeVar, cast, overload, runtime_checkable
 
 from typing_extensions import Self
 
@@ -17,8 +24,43 @@ from ..engine._stage import (
     MiddlewareWrapPhase,
 )
 from ..exceptions import UnsupportedStageError
+from ..interrupts import Interrupt
 
-__all__ = ["MiddlewareHostMixin"]
+__all__ = ["UNKNOWN_TOOLS", "AnswerCheck", "MiddlewareHostMixin", "RegistrationCheck"]
+
+UNKNOWN_TOOLS = "unknown tools"
+"""A capability: a call to a tool the agent does not have still runs ExecuteToolStage.
+
+The reference agent and the strands bridge carry it (the spec's "unknown tools run through the
+chain"); a host that answers such a call itself, before any hook, lists it in ``lacks``.
+"""
+
+
+@runtime_checkable
+class RegistrationCheck(Protocol):
+    """An item that checks, when registered, that it can work on the host and beside the rest."""
+
+    def check_registration(self, host: MiddlewareHostMixin, earlier: Sequence[object]) -> None:
+        """Raise when this item cannot work as registered; log a warning when only part can.
+
+        Args:
+            host: The agent (or capability) it is registered on; ``host.lacks`` says what that
+                host cannot carry.
+            earlier: The items registered on the host before this one, oldest first (the ones
+                that implement `RegistrationCheck` or `AnswerCheck`).
+        """
+
+
+@runtime_checkable
+class AnswerCheck(Protocol):
+    """An item that asks humans, and says at resume whether it understands their answer."""
+
+    def check_answer(self, interrupt: Interrupt, response: object) -> str | None:
+        """What is wrong with ``response`` as an answer to ``interrupt`` (a sentence), or None.
+
+        None also when the interrupt is not this item's: only the asker judges its answers.
+        """
+
 
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
@@ -34,6 +76,14 @@ class MiddlewareHostMixin:
     """
 
     _middleware_registry: MiddlewareRegistry | None = None
+    _checked_items: list[object] | None = None
+
+    lacks: ClassVar[Mapping[str, str]] = {}
+    """Capabilities this host cannot carry (`UNKNOWN_TOOLS`, ...), each with the reason.
+
+    Items that need one say so at registration (see `RegistrationCheck`), naming what will not
+    work; the reason is quoted in what they say.
+    """
 
     refused_stages: ClassVar[Mapping[MiddlewareStage[Any, Any, Any], str]] = {}
     """Stages this host has no place to run, each with the message that refuses a handler there.
@@ -57,7 +107,11 @@ class MiddlewareHostMixin:
         Raises:
             UnsupportedStageError: one of them has a handler on a stage in `refused_stages`;
                 nothing is registered.
+            ValueError: an item refused to be registered here (see `RegistrationCheck`), for
+                instance a second `ToolApproval` asking under the same name; nothing is
+                registered.
         """
+        checked = self._check_items(middleware)
         if self.refused_stages:
             # An iterable argument is read once, here: the check and the registration see the
             # same handlers.
@@ -69,8 +123,33 @@ class MiddlewareHostMixin:
             probe.use(*middleware)
             self._refuse(probe)
         self.middleware_registry.use(*middleware)
+        self._checked_items = [*(self._checked_items or []), *checked]
         self._middleware_registered()
         return self
+
+    def answer_problem(self, interrupt: Interrupt, response: object) -> str | None:
+        """What the registered item that asked ``interrupt`` finds wrong with ``response``.
+
+        A host passes this to `InterruptState.resume` (the reference agent does), so a resume
+        with an answer the asker does not accept (``"yes"`` to a `ToolApproval`) is refused
+        before anything runs, naming the answers it accepts. None: no item objects.
+        """
+        for item in self._checked_items or ():
+            if isinstance(item, AnswerCheck):
+                problem = item.check_answer(interrupt, response)
+                if problem is not None:
+                    return problem
+        return None
+
+    def _check_items(self, sources: Sequence[object]) -> list[object]:
+        """Run each item's `RegistrationCheck`; return the items that check anything."""
+        earlier = list(self._checked_items or [])
+        for source in sources:
+            if isinstance(source, RegistrationCheck):
+                source.check_registration(self, tuple(earlier))
+            if isinstance(source, (RegistrationCheck, AnswerCheck)):
+                earlier.append(source)
+        return earlier[len(self._checked_items or []) :]
 
     @overload
     def add_middleware(

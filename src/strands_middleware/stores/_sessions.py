@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..exceptions import InterruptStateDataError
 from ..host._interrupt_state import InterruptState
+from ..interrupts import Interrupt
 from . import _codec as codec
 from ._protocols import SnapshotStore
 
@@ -75,17 +76,34 @@ class PausedRun:
             run = claimed.run()
             agent = Agent(model=model, tools=tools, messages=run.messages,
                           interrupt_state=run.interrupt_state)
+            responses = [{"interruptResponse": {"interruptId": i.id, "response": "approve"}}
+                         for i in run.interrupts]
             result = await agent.invoke_async(responses)
         ```
 
     Attributes:
         messages: The agent's history when it paused.
+        interrupts: What the run waits on (read-only; see the property).
         interrupt_state: What the run owes and what it stored to resume without asking the
             model again.
     """
 
     messages: Messages
     interrupt_state: InterruptState
+
+    @property
+    def interrupts(self) -> tuple[Interrupt, ...]:
+        """The interrupts the run waits on, in the order asked: answer each to resume it.
+
+        The same interrupts (ids, names, reasons) the paused result listed, as
+        ``interrupt_state.owed`` holds them::
+
+            claimed = await sessions.claim(run_id)
+            run = claimed.run()
+            answers = [{"interruptResponse": {"interruptId": i.id, "response": "approve"}}
+                       for i in run.interrupts]
+        """
+        return self.interrupt_state.owed
 
     @classmethod
     def of(cls, agent: _PausableAgent) -> PausedRun:

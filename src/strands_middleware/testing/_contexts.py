@@ -2,17 +2,28 @@
 
 `model_context` and `tool_context` build an `InvokeModelContext` and an `ExecuteToolContext`
 the way a host builds them (through `strands_middleware.host`, with the same defensive copies),
-filling in everything a test does not care about. Call a handler with the context directly, or
-run it through a `MiddlewareRegistry` with a terminal of the test's own.
+filling in everything a test does not care about. Run a handler against one with
+`run_handler` (a `Middleware` built by ``stage.input(fn)`` is not itself callable), or call the
+plain function before you decorate it.
 
-Example::
+Example:
+    ```python
+    from strands_middleware import ExecuteToolContext, ExecuteToolStage
+    from strands_middleware.testing import run_handler, tool_context
 
-    def clamp(context: ExecuteToolContext) -> ExecuteToolContext:  # ExecuteToolStage.input(clamp)
+
+    @ExecuteToolStage.input
+    def clamp(context: ExecuteToolContext) -> ExecuteToolContext:
         return context.replace(tool_use={**context.tool_use, "input": {"limit": 10}})
 
+
     def test_clamp_caps_the_limit() -> None:
-        context = tool_context("search", {"limit": 500})
-        assert clamp(context).tool_use["input"] == {"limit": 10}
+        run = run_handler(clamp, tool_context("search", {"limit": 500}))
+        assert run.calls[0].tool_use["input"] == {"limit": 10}
+
+
+    test_clamp_caps_the_limit()
+    ```
 """
 
 from __future__ import annotations
@@ -71,7 +82,8 @@ def model_context(
     Example:
         ```python
         context = model_context(messages=[{"role": "user", "content": [{"text": "hi"}]}])
-        assert concise(context).system_prompt == "Answer in one sentence."
+        run = run_handler(concise, context)               # concise: an Input handler
+        assert run.calls[0].system_prompt == "Answer in one sentence."
         ```
     """
     return model_call_context(

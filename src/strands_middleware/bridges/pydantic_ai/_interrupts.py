@@ -113,9 +113,9 @@ def resume_results(
         paused = await agent.run("Clean up", output_type=[str, DeferredToolRequests])
         state = paused.all_messages_json(), paused.output   # plain data: save it anywhere
         ...
-        answers = {i.id: "yes" for i in interrupts_of(paused.output)}
+        answers = {i.id: "approve" for i in interrupts_of(paused.output)}
         done = await agent.run(
-            message_history=history,
+            message_history=paused.all_messages(),
             deferred_tool_results=resume_results(paused.output, answers),
             output_type=[str, DeferredToolRequests],
         )

@@ -29,7 +29,7 @@ from pydantic_ai.tools import ToolDefinition
 from ...engine._registry import MiddlewareSource
 from ...events import ToolResultEvent
 from ...exceptions import InterruptException, UnsupportedStageError
-from ...host._mixin import MiddlewareHostMixin
+from ...host._mixin import UNKNOWN_TOOLS, MiddlewareHostMixin
 from ...host._tool_call import copy_tool_use, make_tool_terminal, run_tool_stage
 from ...stages._agent_stream import AgentStreamStage
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
@@ -59,6 +59,12 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
                       capabilities=[PydanticAIMiddleware(timing, ToolApproval())])
         ```
 
+    ``context.invocation_state`` is one dict per run, shared by every stage of it; it holds
+    the run's pydantic-ai dependencies under ``"deps"`` (``agent.run(..., deps=db)`` gives
+    ``context.invocation_state["deps"] is db``; no key when the run has none). What a handler
+    writes there lasts for the run. A call to a tool the agent does not have is answered by
+    pydantic-ai before any hook, so `ToolMock` fixtures for such tools warn when registered.
+
     Args:
         middleware: What to register, in order (as ``use()`` takes it).
 
@@ -67,6 +73,12 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
     """
 
     refused_stages = MappingProxyType({AgentStreamStage: _REFUSAL})
+    lacks = MappingProxyType(
+        {
+            UNKNOWN_TOOLS: "pydantic-ai answers a call to a tool the agent does not have "
+            "itself, before any hook runs"
+        }
+    )
 
     def __init__(self, *middleware: MiddlewareSource) -> None:
         super().__init__()
@@ -83,7 +95,8 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
 
     async def for_run(self, ctx: RunContext[Any]) -> AbstractCapability[Any]:
         run = copy.copy(self)
-        run._state = {}  # invocation_state: one dict for every stage of the run
+        # invocation_state: one dict for every stage of the run, holding the run's deps.
+        run._state = {} if ctx.deps is None else {"deps": ctx.deps}
         return run
 
     def get_wrapper_model(self, model: Model) -> Model | None:

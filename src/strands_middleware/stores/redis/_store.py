@@ -26,13 +26,15 @@ import asyncio
 import contextlib
 import math
 import random
+import re
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import redis.asyncio as redis_asyncio
+from redis.asyncio.connection import parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import NoScriptError, RedisError
@@ -62,6 +64,11 @@ Client = redis_asyncio.Redis
 _DEFAULT_PREFIX = "strands-middleware"
 _MICROS = 1_000_000
 _FIRST_POLL = 0.002
+_URL_FORMS = (
+    "redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or "
+    "unix:///path/to/socket[?db=N]"
+)
+_QUERY_PASSWORD = re.compile(r"(?i)((?:^|&)password=)[^&]*")
 
 
 class RedisStore:
@@ -134,6 +141,12 @@ class RedisStore:
     ) -> RedisStore:
         """A store on the server at ``url`` (``redis://``, ``rediss://`` or ``unix://``).
 
+        The URL is read here, without connecting: a malformed one (no scheme, another scheme,
+        a port or database that is not a number) is refused now rather than at the first
+        call, where ``on_store_error="allow"`` would let every call through, uncounted. A
+        password, in the userinfo or as a ``password=`` query argument, is shown as ``***``
+        in the store's ``repr`` and in every error message.
+
         Args:
             url: Where the server is, as redis-py's ``Redis.from_url`` reads it.
             prefix: Starts every key.
@@ -142,7 +155,11 @@ class RedisStore:
             client_options: More keyword arguments for ``redis.asyncio.Redis.from_url`` (a
                 ``socket_timeout`` here brings back the cancellation problem described under
                 ``connect`` on Python 3.10).
+
+        Raises:
+            ValueError: ``url`` is not a Redis URL redis-py can connect with.
         """
+        _check_url(url)
         # No socket timeout (redis-py 8 sets 5 s unless told otherwise): with one, redis-py
         # writes each command under ``asyncio.wait_for``, which before Python 3.12 drops a
         # cancellation that arrives as the write completes, and a cancelled slot waiter went on
@@ -375,15 +392,48 @@ def _micros(seconds: float) -> str:
     return f"{seconds * _MICROS:.3f}"
 
 
+def _check_url(url: object) -> None:
+    """Refuse what redis-py would refuse (or quietly misread) only when it first connects."""
+    if not isinstance(url, str):
+        raise TypeError(f"RedisStore.from_url(url) takes a str such as {_URL_FORMS}, got {url!r}")
+    shown = _without_password(url)
+    try:
+        parse_url(url)
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (reading it checks it: redis-py reads it only when connecting)
+    except ValueError as error:
+        raise ValueError(f"RedisStore.from_url({shown!r}): {error}. Write {_URL_FORMS}.") from None
+    database = parts.path.lstrip("/")
+    if parts.scheme in ("redis", "rediss") and database and not database.isdigit():
+        # redis-py ignores a database it cannot read and uses 0: another application's keys.
+        raise ValueError(
+            f"RedisStore.from_url({shown!r}): the database {database!r} is not a number. Write "
+            f"{_URL_FORMS}."
+        )
+
+
 def _without_password(url: str) -> str:
-    """``url`` as it may be shown in an error message: any password replaced by ``***``."""
+    """``url`` as it may be shown in an error message: any password replaced by ``***``.
+
+    Both forms are masked: the userinfo (``redis://:secret@host``) and a ``password=`` query
+    argument (``redis://host/0?password=secret``, the form ``unix://`` URLs use).
+    """
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port is not None else ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+    shown = url
+    if parts.query:
+        # Replaced in the text rather than rebuilt with urlunsplit, which would turn
+        # ``unix:///path`` into ``unix:/path``.
+        masked = _QUERY_PASSWORD.sub(r"\1***", parts.query)
+        shown = shown.replace(f"?{parts.query}", f"?{masked}", 1)
+    try:
+        password = parts.password
+    except ValueError:  # a malformed netloc: shown as it is, but never its password
+        password = None
+    if password is not None:
+        user = parts.username or ""
+        host = parts.netloc.rpartition("@")[2]
+        shown = shown.replace(f"//{parts.netloc}", f"//{user}:***@{host}", 1)
+    return shown
 
 
 def _breaker_expiry(cooldown: float) -> int:
