@@ -5,6 +5,11 @@
 (see `AgentStreamContext`).
 """
 
-from .stages.agent_stream import AgentStreamChanges, AgentStreamContext, AgentStreamStage
+from .stages.agent_stream import (
+    AgentStreamChanges,
+    AgentStreamContext,
+    AgentStreamResult,
+    AgentStreamStage,
+)
 
-__all__ = ["AgentStreamChanges", "AgentStreamContext", "AgentStreamStage"]
+__all__ = ["AgentStreamChanges", "AgentStreamContext", "AgentStreamResult", "AgentStreamStage"]

@@ -275,7 +275,7 @@ class Cache(CatalogMiddleware):
         return {"class": kind, "instance": self._instances.token(model)}
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
-        result_type: type[TypedEvent] = self.stage.result_type
+        result_type: type[TypedEvent] = self.stage.result_event
         # Nearly every event is of a class that is neither the result nor can halt: those are
         # passed on sight.
         seen = classes_seen(result_type)

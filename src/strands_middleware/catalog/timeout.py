@@ -165,7 +165,7 @@ class Timeout(CatalogMiddleware):
         deadline = 0.0 if fixed else clock() + self.seconds
         alarm.arm()
         cancelling = alarm.cancelling
-        result_type = self.stage.result_type
+        result_type = self.stage.result_event
         # Nearly every event is of a class that can never settle a call (neither the result
         # nor able to halt), and a set lookup by class is the cheapest test of that.
         seen = classes_seen(result_type)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 from typing_extensions import Self
 
@@ -24,14 +24,23 @@ __all__ = [
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+_UNSET: Any = object()
+"""The default of ``result=``/``value=``: tells "not given" from an explicit ``None``."""
+
+
+@dataclass(frozen=True, init=False)
 class MiddlewareResult(Generic[T]):
     """The result event of a stage, wrapped for its Output handlers.
 
     Only the Output phase sees this wrapper; Wrap handlers and the call site see the plain result
     event. Wrapping gives Output the same room to grow that Input has through its context
-    dataclass: a stage can subclass this with typed metadata, and handlers written against
-    ``MiddlewareResult`` keep working.
+    dataclass. Each built-in stage hands its Output handlers a subclass of its own
+    (``InvokeModelResult``, ``ExecuteToolResult``, ``AgentStreamResult``); a handler written
+    against ``MiddlewareResult`` keeps working, and may return a plain one.
+
+    The event is ``value``, also readable as ``result`` (the name strands' middleware gives it);
+    the constructor takes it either way: ``MiddlewareResult(event)`` or
+    ``InvokeModelResult(result=event)``.
 
     Attributes:
         value: The stage's result event (for example a ``ModelStopReason``).
@@ -39,16 +48,44 @@ class MiddlewareResult(Generic[T]):
 
     value: T
 
-    def replace(self, *, value: T) -> Self:
-        """Return a new wrapper holding ``value``; a subclass keeps its type and other fields.
+    @overload
+    def __init__(self, value: T) -> None: ...
+
+    @overload
+    def __init__(self, *, result: T) -> None: ...
+
+    def __init__(self, value: T = _UNSET, *, result: T = _UNSET) -> None:
+        if (value is _UNSET) == (result is _UNSET):
+            raise TypeError(
+                f"{type(self).__name__}() takes the result event once: as its first argument "
+                "(value) or as result=, not both and not neither"
+            )
+        # Frozen: the one assignment goes around the dataclass's __setattr__.
+        object.__setattr__(self, "value", result if value is _UNSET else value)
+
+    @property
+    def result(self) -> T:
+        """The stage's result event: ``value`` under the name strands' middleware gives it."""
+        return self.value
+
+    @overload
+    def replace(self, *, value: T) -> Self: ...
+
+    @overload
+    def replace(self, *, result: T) -> Self: ...
+
+    def replace(self, *, value: T = _UNSET, result: T = _UNSET) -> Self:
+        """Return a new wrapper holding ``value`` (or ``result=``); a subclass keeps its type.
 
         Example:
             ```python
-            def tag(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+            def tag(result: InvokeModelResult) -> InvokeModelResult:
                 return result.replace(value=retagged(result.value))
             ```
         """
-        return dataclasses.replace(self, value=value)
+        if (value is _UNSET) == (result is _UNSET):
+            raise TypeError("replace() takes the new result event once: value= or result=")
+        return dataclasses.replace(self, value=result if value is _UNSET else value)
 
 
 @runtime_checkable

@@ -7,8 +7,9 @@ from typing import Any, ClassVar, TypeVar, cast, overload
 
 from typing_extensions import Self
 
-from ..engine.handlers import MiddlewareHandler, MiddlewareInputHandler, MiddlewareOutputHandler
+from ..engine.handlers import MiddlewareHandler, MiddlewareInputHandler, StageOutputHandler
 from ..engine.registry import MiddlewareRegistry, MiddlewareSource
+from ..engine.result import MiddlewareResult
 from ..engine.stage import (
     Middleware,
     MiddlewareInputPhase,
@@ -23,6 +24,7 @@ __all__ = ["MiddlewareHostMixin"]
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
 TEvent = TypeVar("TEvent")
+TWrapped = TypeVar("TWrapped", bound=MiddlewareResult[Any])
 
 
 class MiddlewareHostMixin:
@@ -82,8 +84,8 @@ class MiddlewareHostMixin:
     @overload
     def add_middleware(
         self,
-        stage_or_phase: MiddlewareOutputPhase[TContext, TResult, TEvent],
-        handler: MiddlewareOutputHandler[TResult],
+        stage_or_phase: MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped],
+        handler: StageOutputHandler[TWrapped, TResult],
     ) -> None: ...
 
     @overload

@@ -11,6 +11,7 @@ from typing import Any
 from typing_extensions import TypedDict, Unpack
 
 from ..content import Messages
+from ..engine.result import MiddlewareResult
 from ..engine.stage import MiddlewareStage
 from ..events import EventLoopStopEvent, TypedEvent
 from ..interrupts import (
@@ -20,7 +21,12 @@ from ..interrupts import (
     resolve_middleware_interrupt,
 )
 
-__all__ = ["AgentStreamChanges", "AgentStreamContext", "AgentStreamStage"]
+__all__ = [
+    "AgentStreamChanges",
+    "AgentStreamContext",
+    "AgentStreamResult",
+    "AgentStreamStage",
+]
 
 _NO_INTERRUPTS: Mapping[str, Interrupt] = MappingProxyType({})
 
@@ -81,9 +87,17 @@ class AgentStreamContext:
         return dataclasses.replace(self, **changes)
 
 
-AgentStreamStage = MiddlewareStage[AgentStreamContext, EventLoopStopEvent, TypedEvent](
-    "agentStream", result_type=EventLoopStopEvent
-)
+class AgentStreamResult(MiddlewareResult[EventLoopStopEvent]):
+    """What ``AgentStreamStage.Output`` handlers receive: the pass's `EventLoopStopEvent`.
+
+    Read the event as ``result.result`` or ``result.value``; build a new one with
+    ``result.replace(result=...)`` (or ``value=``) or ``AgentStreamResult(result=stop)``.
+    """
+
+
+AgentStreamStage = MiddlewareStage[
+    AgentStreamContext, EventLoopStopEvent, TypedEvent, AgentStreamResult
+]("agentStream", result_type=AgentStreamResult, result_event=EventLoopStopEvent)
 """One pass of the agent loop. Its result is the last `EventLoopStopEvent` the pass yields.
 
 Provisional: its input contract may change, so it lives in ``strands_middleware.experimental``.

@@ -9,11 +9,18 @@ from typing import Any
 from typing_extensions import TypedDict, Unpack
 
 from ..content import Messages, SystemContentBlock, SystemPrompt, ToolChoice, ToolSpec
+from ..engine.result import MiddlewareResult
 from ..engine.stage import MiddlewareStage
 from ..events import ModelStopReason, TypedEvent
 from ..models import Model
 
-__all__ = ["InvokeModelChanges", "InvokeModelContext", "InvokeModelStage", "split_system_prompt"]
+__all__ = [
+    "InvokeModelChanges",
+    "InvokeModelContext",
+    "InvokeModelResult",
+    "InvokeModelStage",
+    "split_system_prompt",
+]
 
 
 class InvokeModelChanges(TypedDict, total=False):
@@ -70,9 +77,26 @@ class InvokeModelContext:
         return dataclasses.replace(self, **changes)
 
 
-InvokeModelStage = MiddlewareStage[InvokeModelContext, ModelStopReason, TypedEvent](
-    "invokeModel", result_type=ModelStopReason
-)
+class InvokeModelResult(MiddlewareResult[ModelStopReason]):
+    """What ``InvokeModelStage.Output`` handlers receive: the call's `ModelStopReason`.
+
+    Read the event as ``result.result`` or ``result.value``; build a new one with
+    ``result.replace(result=...)`` (or ``value=``) or ``InvokeModelResult(result=stop)``.
+
+    Example:
+        ```python
+        @InvokeModelStage.output
+        def shout(result: InvokeModelResult) -> InvokeModelResult:
+            stop = result.result
+            retagged = ModelStopReason("custom", stop.message, stop.usage, stop.metrics)
+            return result.replace(result=retagged)
+        ```
+    """
+
+
+InvokeModelStage = MiddlewareStage[
+    InvokeModelContext, ModelStopReason, TypedEvent, InvokeModelResult
+]("invokeModel", result_type=InvokeModelResult, result_event=ModelStopReason)
 """A model call. Its result is the `ModelStopReason` that ends the model's stream.
 
 Handlers here can retry, cache, rate-limit, switch models per call, or rewrite the request and
