@@ -39,11 +39,13 @@ __all__ = [
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
 TEvent = TypeVar("TEvent")
-TWrapped = TypeVar("TWrapped", bound=MiddlewareResult[Any], default=Any)
+TWrapped = TypeVar(
+    "TWrapped", bound=MiddlewareResult[Any], default=MiddlewareResult[TResult], covariant=True
+)
 """The `MiddlewareResult` subclass a stage hands its Output handlers (``InvokeModelResult``...).
 
-A stage written with three type arguments leaves it ``Any``: its Output handlers may take
-``MiddlewareResult[TResult]`` or any subclass, and must return a ``MiddlewareResult[TResult]``.
+A stage written with three type arguments hands out the plain ``MiddlewareResult[TResult]``.
+Covariant, so ``MiddlewareStage[Any, Any, Any]`` accepts every stage.
 """
 
 PhaseName: TypeAlias = Literal["Input", "Wrap", "Output"]
@@ -187,7 +189,7 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent, TWrapped]):
         self.name = name
         self.result_type: type[Any] = result_type
         self.result_event: type[TResult] = result_event
-        self._wrapper: Callable[[TResult], TWrapped] = wrapper
+        self._wrapper: Callable[[TResult], Any] = wrapper
         self.Input: MiddlewareInputPhase[TContext, TResult, TEvent, TWrapped] = (
             MiddlewareInputPhase(self)
         )
