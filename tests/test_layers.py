@@ -26,6 +26,8 @@ LAYERS: dict[str, int] = {
     # 1. Plain data and shapes: no engine knowledge.
     "content": 1,
     "events": 1,
+    "_typed_event": 1,
+    "_stream_events": 1,
     "interrupts": 1,
     "exceptions": 1,
     "models": 1,

@@ -33,6 +33,7 @@ from ..engine.registry import MiddlewareSource
 from ..engine.stage import Middleware
 from ..events import (
     EventLoopStopEvent,
+    InitEventLoopEvent,
     ModelStopReason,
     ToolInterruptEvent,
     ToolResultEvent,
@@ -192,6 +193,8 @@ class Agent(MiddlewareHostMixin):
         await self.hooks.fire(BeforeInvocationEvent(agent=self))
         result: AgentResult | None = None
         try:
+            # Outside the agent-stream chain, as strands yields it: no stage handler sees it.
+            yield InitEventLoopEvent()
             async with _closing(
                 run_agent_pass(
                     self.middleware_registry,
