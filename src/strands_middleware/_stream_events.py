@@ -306,3 +306,15 @@ ModelStreamChunkEvent = ModelStreamEvent
 strands' own ``ModelStreamEvent`` is the base of its delta events; here the delta events are
 `TextDeltaEvent`, `ToolUseDeltaEvent` and `ReasoningDeltaEvent`.
 """
+
+# Their public home is `strands_middleware.events` (docs, pickling and the conformance kit name
+# an event class by it), so they carry its name rather than this module's.
+for _public in (
+    ModelStreamEvent,
+    TextDeltaEvent,
+    ToolUseDeltaEvent,
+    ReasoningDeltaEvent,
+    ModelMessageEvent,
+    ToolStreamEvent,
+):
+    _public.__module__ = "strands_middleware.events"

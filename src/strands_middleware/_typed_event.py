@@ -45,3 +45,7 @@ class TypedEvent(dict[str, Any]):
         # The class name is the most useful part of an event in a failing assertion or a log
         # line; the plain dict repr would hide it.
         return f"{type(self).__name__}({super().__repr__()})"
+
+
+# Its public home is `strands_middleware.events` (see `_stream_events`).
+TypedEvent.__module__ = "strands_middleware.events"

@@ -28,6 +28,7 @@ from ..content import (
     ToolChoice,
     ToolResult,
     ToolUse,
+    Usage,
 )
 from ..engine.registry import MiddlewareSource
 from ..engine.stage import Middleware
@@ -39,6 +40,7 @@ from ..events import (
     ToolResultEvent,
     TypedEvent,
 )
+from ..host import project_input_tokens
 from ..host.agent_pass import run_agent_pass
 from ..host.interrupt_state import InterruptState, PendingToolExecution
 from ..host.mixin import MiddlewareHostMixin
@@ -125,6 +127,8 @@ class Agent(MiddlewareHostMixin):
         self.hooks = HookRegistry()
         self.interrupt_state = interrupt_state if interrupt_state is not None else InterruptState()
         self._cancel_signal = threading.Event()
+        # The last model call's message and usage: the baseline of the next call's projection.
+        self._last_call: tuple[Message, Usage] | None = None
         self.use(*_middleware_sources(middleware))
 
     # ---- public API ----------------------------------------------------------------------------
@@ -277,14 +281,21 @@ class Agent(MiddlewareHostMixin):
                     return
                 stop: ModelStopReason | None = None
                 await self.hooks.fire(BeforeModelCallEvent(agent=self))
+                tool_specs = [tool.tool_spec for tool in self.tools.values()]
                 model_context = model_call_context(
                     self,
                     messages=self.messages,
                     system_prompt=self.system_prompt,
-                    tool_specs=[tool.tool_spec for tool in self.tools.values()],
+                    tool_specs=tool_specs,
                     tool_choice=self.tool_choice,
                     invocation_state=state,
                     model=self.model,
+                    projected_input_tokens=project_input_tokens(
+                        self.messages,
+                        system_prompt=self.system_prompt,
+                        tool_specs=tool_specs,
+                        last_call=self._last_call,
+                    ),
                 )
                 try:
                     async with _closing(
@@ -306,6 +317,7 @@ class Agent(MiddlewareHostMixin):
                 latency += int(stop.metrics.get("latencyMs", 0))
                 message = stop.message
                 await self._append(message)
+                self._last_call = (message, stop.usage)
                 if stop.stop_reason != "tool_use":
                     yield _stop(stop.stop_reason, message, usage, latency)
                     return

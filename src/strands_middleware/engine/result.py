@@ -55,13 +55,15 @@ class MiddlewareResult(Generic[T]):
     def __init__(self, *, result: T) -> None: ...
 
     def __init__(self, value: T = _UNSET, *, result: T = _UNSET) -> None:
-        if (value is _UNSET) == (result is _UNSET):
-            raise TypeError(
-                f"{type(self).__name__}() takes the result event once: as its first argument "
-                "(value) or as result=, not both and not neither"
-            )
+        # Built once per stage call with Output handlers: the common path is two comparisons.
+        if result is not _UNSET:
+            if value is not _UNSET:
+                raise _given_twice(self)
+            value = result
+        elif value is _UNSET:
+            raise _given_twice(self)
         # Frozen: the one assignment goes around the dataclass's __setattr__.
-        object.__setattr__(self, "value", result if value is _UNSET else value)
+        _set_attribute(self, "value", value)
 
     @property
     def result(self) -> T:
@@ -83,9 +85,27 @@ class MiddlewareResult(Generic[T]):
                 return result.replace(value=retagged(result.value))
             ```
         """
-        if (value is _UNSET) == (result is _UNSET):
-            raise TypeError("replace() takes the new result event once: value= or result=")
-        return dataclasses.replace(self, value=result if value is _UNSET else value)
+        if result is not _UNSET:
+            if value is not _UNSET:
+                raise _given_twice(self)
+            value = result
+        elif value is _UNSET:
+            raise _given_twice(self)
+        cls = type(self)
+        if len(cls.__dataclass_fields__) == 1:
+            # Nothing but the value to carry over: the constructor is what replace() would call.
+            return cls(value)
+        return dataclasses.replace(self, value=value)
+
+
+_set_attribute = object.__setattr__
+
+
+def _given_twice(result: object) -> TypeError:
+    return TypeError(
+        f"{type(result).__name__} takes the result event once: as value (the first argument, "
+        "or value=) or as result=, not both and not neither"
+    )
 
 
 @runtime_checkable

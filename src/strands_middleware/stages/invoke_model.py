@@ -32,6 +32,7 @@ class InvokeModelChanges(TypedDict, total=False):
     tool_choice: ToolChoice | None
     invocation_state: dict[str, Any]
     model: Model
+    projected_input_tokens: int | None
 
 
 @dataclass
@@ -54,6 +55,11 @@ class InvokeModelContext:
         tool_choice: How the model should pick a tool, or None for the model's default.
         invocation_state: Per-invocation state shared with hooks and tools.
         model: The model the terminal streams.
+        projected_input_tokens: The host's estimate of this call's input tokens (strands'
+            estimate: the last call's reported usage plus the messages added since), or None
+            where the host gives none. Budget and context-window middleware read it. Replacing
+            ``messages`` does not update it: a handler that shrinks the request and wants later
+            handlers to see the new figure sets it too.
     """
 
     agent: Any
@@ -63,6 +69,7 @@ class InvokeModelContext:
     tool_choice: ToolChoice | None
     invocation_state: dict[str, Any]
     model: Model
+    projected_input_tokens: int | None = None
 
     def replace(self, **changes: Unpack[InvokeModelChanges]) -> InvokeModelContext:
         """Return a copy with only the given fields changed (``dataclasses.replace`` works too).
