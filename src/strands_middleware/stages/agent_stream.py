@@ -46,16 +46,19 @@ class AgentStreamContext:
 
     * ``invocation_state`` is fully transformable: the terminal runs the pass with the context's
       dict, so ``replace(invocation_state=...)`` reaches the loop, the model and the tools.
-    * ``messages`` is this pass's input, **already appended to the agent's history** before the
-      chain runs (so the user turn and its ``MessageAddedEvent`` happen even when a handler
-      short-circuits). Editing those message dicts in place is visible to the model, because
-      they are the same objects as in the history. Replacing the list cannot take effect, and the
-      terminal raises an error rather than dropping it silently: rewrite the model's input with
-      an InvokeModelStage Input handler instead.
+    * ``messages`` is this pass's input. The stage's terminal appends it to the agent's history
+      (and announces it, ``MessageAddedEvent``) when the chain reaches it, as strands-agents
+      1.62 and the TypeScript SDK do: a handler that short-circuits the pass leaves history
+      untouched, and a handler that runs after ``next_fn`` finds the input in history. Editing
+      those message dicts in place before ``next_fn`` reaches history, since the terminal appends
+      the same objects. Replacing the list is refused on every host (the terminal raises
+      `ReplacedMessagesError` rather than drop it silently): rewrite the model's input with an
+      InvokeModelStage Input handler instead. A pass a gate pauses before ``next_fn`` keeps its
+      input for the resumed pass on the reference agent (strands-agents 1.62 drops it).
 
     Attributes:
         agent: The host agent running the pass.
-        messages: This pass's input messages (the very dicts in the agent's history).
+        messages: This pass's input messages (the dicts the terminal appends to history).
         invocation_state: Per-invocation state for the pass.
     """
 
