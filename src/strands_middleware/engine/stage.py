@@ -39,8 +39,8 @@ __all__ = [
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
 TEvent = TypeVar("TEvent")
-TWrapped = TypeVar(
-    "TWrapped", bound=MiddlewareResult[Any], default=MiddlewareResult[TResult], covariant=True
+TWrapped_co = TypeVar(
+    "TWrapped_co", bound=MiddlewareResult[Any], default=MiddlewareResult[TResult], covariant=True
 )
 """The `MiddlewareResult` subclass a stage hands its Output handlers (``InvokeModelResult``...).
 
@@ -51,13 +51,13 @@ Covariant, so ``MiddlewareStage[Any, Any, Any]`` accepts every stage.
 PhaseName: TypeAlias = Literal["Input", "Wrap", "Output"]
 
 
-class _PhaseToken(Generic[TContext, TResult, TEvent, TWrapped]):
+class _PhaseToken(Generic[TContext, TResult, TEvent, TWrapped_co]):
     """Common part of the three phase sub-tokens: which stage, which phase."""
 
     __slots__ = ("stage",)
     kind: ClassVar[PhaseName]
 
-    def __init__(self, stage: MiddlewareStage[TContext, TResult, TEvent, TWrapped]) -> None:
+    def __init__(self, stage: MiddlewareStage[TContext, TResult, TEvent, TWrapped_co]) -> None:
         self.stage = stage
 
     @property
@@ -81,7 +81,7 @@ class _PhaseToken(Generic[TContext, TResult, TEvent, TWrapped]):
 
 
 @final
-class MiddlewareInputPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped]):
+class MiddlewareInputPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped_co]):
     """``stage.Input``: handlers that turn the context into the context the stage runs with."""
 
     __slots__ = ()
@@ -89,7 +89,7 @@ class MiddlewareInputPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped]):
 
 
 @final
-class MiddlewareWrapPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped]):
+class MiddlewareWrapPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped_co]):
     """``stage.Wrap``: async-generator handlers around the whole stage (also the bare stage)."""
 
     __slots__ = ()
@@ -97,7 +97,7 @@ class MiddlewareWrapPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped]):
 
 
 @final
-class MiddlewareOutputPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped]):
+class MiddlewareOutputPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped_co]):
     """``stage.Output``: handlers that transform the stage's result once it is known."""
 
     __slots__ = ()
@@ -105,14 +105,14 @@ class MiddlewareOutputPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped]):
 
 
 MiddlewarePhase: TypeAlias = (
-    MiddlewareInputPhase[TContext, TResult, TEvent, TWrapped]
-    | MiddlewareWrapPhase[TContext, TResult, TEvent, TWrapped]
-    | MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped]
+    MiddlewareInputPhase[TContext, TResult, TEvent, TWrapped_co]
+    | MiddlewareWrapPhase[TContext, TResult, TEvent, TWrapped_co]
+    | MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped_co]
 )
 """Any of a stage's three phase sub-tokens."""
 
 
-class MiddlewareStage(Generic[TContext, TResult, TEvent, TWrapped]):
+class MiddlewareStage(Generic[TContext, TResult, TEvent, TWrapped_co]):
     """A token naming one interception point, with its ``.Input``/``.Wrap``/``.Output`` phases.
 
     Stages compare and hash by identity: two stages with the same name are different stages.
@@ -151,7 +151,7 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent, TWrapped]):
 
     @overload
     def __init__(
-        self, name: str, *, result_type: type[TWrapped], result_event: type[TResult]
+        self, name: str, *, result_type: type[TWrapped_co], result_event: type[TResult]
     ) -> None: ...
 
     def __init__(
@@ -190,13 +190,13 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent, TWrapped]):
         self.result_type: type[Any] = result_type
         self.result_event: type[TResult] = result_event
         self._wrapper: Callable[[TResult], Any] = wrapper
-        self.Input: MiddlewareInputPhase[TContext, TResult, TEvent, TWrapped] = (
+        self.Input: MiddlewareInputPhase[TContext, TResult, TEvent, TWrapped_co] = (
             MiddlewareInputPhase(self)
         )
-        self.Wrap: MiddlewareWrapPhase[TContext, TResult, TEvent, TWrapped] = MiddlewareWrapPhase(
-            self
+        self.Wrap: MiddlewareWrapPhase[TContext, TResult, TEvent, TWrapped_co] = (
+            MiddlewareWrapPhase(self)
         )
-        self.Output: MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped] = (
+        self.Output: MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped_co] = (
             MiddlewareOutputPhase(self)
         )
 
@@ -217,19 +217,19 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent, TWrapped]):
 
     def wrap(
         self, fn: MiddlewareHandler[TContext, TEvent]
-    ) -> Middleware[TContext, TResult, TEvent, TWrapped]:
+    ) -> Middleware[TContext, TResult, TEvent, TWrapped_co]:
         """Make a Wrap-phase `Middleware` of ``fn``; usable as a decorator."""
         return Middleware(self.Wrap, fn)
 
     def input(
         self, fn: MiddlewareInputHandler[TContext]
-    ) -> Middleware[TContext, TResult, TEvent, TWrapped]:
+    ) -> Middleware[TContext, TResult, TEvent, TWrapped_co]:
         """Make an Input-phase `Middleware` of ``fn``; usable as a decorator."""
         return Middleware(self.Input, fn)
 
     def output(
-        self, fn: StageOutputHandler[TWrapped, TResult]
-    ) -> Middleware[TContext, TResult, TEvent, TWrapped]:
+        self, fn: StageOutputHandler[TWrapped_co, TResult]
+    ) -> Middleware[TContext, TResult, TEvent, TWrapped_co]:
         """Make an Output-phase `Middleware` of ``fn``; usable as a decorator.
 
         ``fn`` receives the stage's own result wrapper (``InvokeModelResult`` on
@@ -239,11 +239,11 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent, TWrapped]):
 
 
 def result_wrapper(
-    stage: MiddlewareStage[Any, TResult, Any, TWrapped],
-) -> Callable[[TResult], TWrapped]:
+    stage: MiddlewareStage[Any, TResult, Any, TWrapped_co],
+) -> Callable[[TResult], TWrapped_co]:
     """The class ``stage`` wraps its result event in for its Output handlers."""
     # Read through Any: the slot is the class's own, set once in __init__.
-    wrapper: Callable[[TResult], TWrapped] = cast(Any, stage)._wrapper
+    wrapper: Callable[[TResult], TWrapped_co] = cast(Any, stage)._wrapper
     return wrapper
 
 
@@ -264,7 +264,7 @@ def check_handler(phase: MiddlewarePhase[Any, Any, Any], handler: object) -> Non
 
 
 @final
-class Middleware(Generic[TContext, TResult, TEvent, TWrapped]):
+class Middleware(Generic[TContext, TResult, TEvent, TWrapped_co]):
     """One handler bound to the phase it runs in: what ``agent.use(...)`` registers.
 
     Build it with ``stage.wrap(fn)``, ``stage.input(fn)`` or ``stage.output(fn)`` (each works as a
@@ -281,26 +281,26 @@ class Middleware(Generic[TContext, TResult, TEvent, TWrapped]):
     @overload
     def __init__(
         self,
-        phase: MiddlewareInputPhase[TContext, TResult, TEvent, TWrapped],
+        phase: MiddlewareInputPhase[TContext, TResult, TEvent, TWrapped_co],
         handler: MiddlewareInputHandler[TContext],
     ) -> None: ...
 
     @overload
     def __init__(
         self,
-        phase: MiddlewareWrapPhase[TContext, TResult, TEvent, TWrapped],
+        phase: MiddlewareWrapPhase[TContext, TResult, TEvent, TWrapped_co],
         handler: MiddlewareHandler[TContext, TEvent],
     ) -> None: ...
 
     @overload
     def __init__(
         self,
-        phase: MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped],
-        handler: StageOutputHandler[TWrapped, TResult],
+        phase: MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped_co],
+        handler: StageOutputHandler[TWrapped_co, TResult],
     ) -> None: ...
 
     def __init__(
-        self, phase: MiddlewarePhase[TContext, TResult, TEvent, TWrapped], handler: Any
+        self, phase: MiddlewarePhase[TContext, TResult, TEvent, TWrapped_co], handler: Any
     ) -> None:
         if not isinstance(cast(object, phase), _PhaseToken):
             raise TypeError(
@@ -312,12 +312,12 @@ class Middleware(Generic[TContext, TResult, TEvent, TWrapped]):
         self._handler = handler
 
     @property
-    def phase(self) -> MiddlewarePhase[TContext, TResult, TEvent, TWrapped]:
+    def phase(self) -> MiddlewarePhase[TContext, TResult, TEvent, TWrapped_co]:
         """The phase sub-token the handler runs in."""
         return self._phase
 
     @property
-    def stage(self) -> MiddlewareStage[TContext, TResult, TEvent, TWrapped]:
+    def stage(self) -> MiddlewareStage[TContext, TResult, TEvent, TWrapped_co]:
         """The stage the handler belongs to."""
         return self._phase.stage
 
