@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from strands.telemetry import EventLoopMetrics
+
 from strands_middleware import (
     ExecuteToolResult,
     ExecuteToolStage,
@@ -13,6 +15,7 @@ from strands_middleware import (
     ToolResultEvent,
 )
 from strands_middleware.agent import Agent
+from strands_middleware.events import EventLoopStopEvent, TextStreamEvent
 from strands_middleware.testing import ScriptedModel
 
 from ._stage_fixtures import Done, Event, SearchContext
@@ -55,3 +58,9 @@ def build(stop: ModelStopReason, tool: ToolResultEvent) -> None:
 MiddlewareStage[SearchContext, Done, Event, SearchContext](  # type: ignore[type-var]  # pyright: ignore[reportInvalidTypeArguments]
     "search", result_type=SearchContext, result_event=Done
 )
+
+
+def events(stop: ModelStopReason) -> None:
+    # strands' forms are typed: the delta first, then the text; the stop event's extras are None.
+    TextStreamEvent("hi", {"text": "hi"})  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
+    EventLoopStopEvent("end_turn", stop.message, EventLoopMetrics(), {}, None, stop)  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from strands.telemetry import EventLoopMetrics
 from typing_extensions import assert_type
 
 from strands_middleware import (
@@ -22,7 +23,16 @@ from strands_middleware import (
     TypedEvent,
 )
 from strands_middleware.agent import Agent
-from strands_middleware.events import EventLoopStopEvent
+from strands_middleware.events import (
+    EventLoopStopEvent,
+    InitEventLoopEvent,
+    ReasoningDeltaEvent,
+    ReasoningTextStreamEvent,
+    TextDeltaEvent,
+    TextStreamEvent,
+    ToolUseDeltaEvent,
+    ToolUseStreamEvent,
+)
 from strands_middleware.experimental import AgentStreamResult, AgentStreamStage
 from strands_middleware.testing import ScriptedModel
 
@@ -104,3 +114,27 @@ def found(result: Found) -> Found:
 registry = MiddlewareRegistry()
 registry.add_middleware(StrandsStyle.Output, found)
 registry.add_middleware(SearchStage.Output, lambda result: result.replace(result=result.value))
+
+
+# strands' event names are the same classes, with strands' constructor forms.
+def events(stop: ModelStopReason) -> None:
+    assert_type(TextStreamEvent({"text": "hi"}, "hi"), TextDeltaEvent)
+    assert_type(TextStreamEvent("hi"), TextDeltaEvent)
+    assert_type(
+        ToolUseStreamEvent({"toolUse": {"input": "{"}}, {"toolUseId": "t1", "name": "add"}),
+        ToolUseDeltaEvent,
+    )
+    assert_type(
+        ReasoningTextStreamEvent({"reasoningContent": {"text": "t"}}, "t"), ReasoningDeltaEvent
+    )
+    metrics = EventLoopMetrics()
+    assert_type(EventLoopStopEvent("end_turn", stop.message, metrics, {}, None), EventLoopStopEvent)
+    assert_type(
+        EventLoopStopEvent("end_turn", stop.message, stop.usage, stop.metrics), EventLoopStopEvent
+    )
+    assert_type(InitEventLoopEvent(), InitEventLoopEvent)
+
+
+def projected(context: InvokeModelContext) -> InvokeModelContext:
+    assert_type(context.projected_input_tokens, int | None)
+    return context.replace(projected_input_tokens=None)
