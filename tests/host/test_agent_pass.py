@@ -253,3 +253,22 @@ async def test_a_resumed_pass_that_completes_deactivates_the_state() -> None:
     # The next cycle asks again: no standing approval.
     third = await host.run()
     assert third[-1].stop_reason == "interrupt"  # type: ignore[attr-defined]
+
+
+async def test_an_awaited_announcement_runs_before_the_terminal_for_each_message() -> None:
+    host = Host()
+    log: list[str] = []
+    second: Message = {"role": "user", "content": [{"text": "and more"}]}
+
+    async def added(message: Message) -> None:
+        log.append(f"announced {message['content'][0]['text']} at {len(host.history)}")
+
+    async def terminal(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
+        log.append(f"terminal at {len(host.history)}")
+        yield stop()
+
+    host.terminal = terminal  # type: ignore[method-assign]
+    host.added = added  # type: ignore[method-assign, assignment]
+    await host.run([USER, second])
+    assert log == ["announced hi at 1", "announced and more at 2", "terminal at 2"]
+    assert host.history == [USER, second]

@@ -17,7 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from typing import Any, cast
 
 from ..content import (
@@ -259,8 +267,12 @@ class Agent(MiddlewareHostMixin):
 
     # ---- the loop ------------------------------------------------------------------------------
 
-    async def _message_added(self, message: Message) -> None:
-        await self.hooks.fire(MessageAddedEvent(agent=self, message=message))
+    def _message_added(self, message: Message) -> Awaitable[object] | None:
+        # None when nothing listens: the pass then appends its input with no await, so its
+        # terminal's stream is handed on with no generator around it.
+        if not self.hooks.has(MessageAddedEvent):
+            return None
+        return self.hooks.fire(MessageAddedEvent(agent=self, message=message))
 
     async def _append(self, message: Message) -> None:
         self.messages.append(message)

@@ -139,6 +139,10 @@ class HookRegistry:
             raise TypeError(f"add_hook() takes a callable, got {callback!r}")
         self._callbacks.setdefault(event_type, []).append(callback)
 
+    def has(self, event_type: type[HookEvent]) -> bool:
+        """Whether any callback is registered for ``event_type`` (so firing it does something)."""
+        return event_type in self._callbacks
+
     async def fire(self, event: THookEvent) -> THookEvent:
         """Run the callbacks for ``event`` and return it (callbacks may have changed it)."""
         callbacks = self._callbacks.get(type(event), [])

@@ -45,9 +45,19 @@ def _appending(
     def run(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
         if context.messages is not messages:
             raise ReplacedMessagesError
-        if not messages:
-            return terminal(context)  # a resume: nothing to append, and no generator around it
-        return _after_input(context, terminal, history, on_message_added, appended)
+        appended.append(True)
+        for index, message in enumerate(messages):
+            history.append(message)
+            announced = on_message_added(message)
+            if inspect.isawaitable(announced):
+                # An announcement to await: the rest happens in a generator ahead of the pass.
+                rest = messages[index + 1 :]
+                return _after_input(
+                    context, terminal, history, on_message_added, announced=announced, rest=rest
+                )
+        # Nothing to await (nothing listens, or a resume with no input): the terminal's own
+        # stream, with no generator around it.
+        return terminal(context)
 
     return run
 
@@ -57,14 +67,16 @@ async def _after_input(
     terminal: _Terminal,
     history: list[Message],
     on_message_added: Callable[[Message], Awaitable[object] | object],
-    appended: list[bool],
+    *,
+    announced: Awaitable[object],
+    rest: Messages,
 ) -> AsyncGenerator[TypedEvent, None]:
-    appended.append(True)
-    for message in context.messages:
+    await announced
+    for message in rest:
         history.append(message)
-        announced = on_message_added(message)
-        if inspect.isawaitable(announced):
-            await announced
+        following = on_message_added(message)
+        if inspect.isawaitable(following):
+            await following
     stream = terminal(context)
     try:
         async for event in stream:
