@@ -35,6 +35,7 @@ from ..content import (
     SystemPrompt,
     ToolChoice,
     ToolResult,
+    ToolSpec,
     ToolUse,
     Usage,
 )
@@ -57,6 +58,7 @@ from ..host.tool_call import run_tool_call, tool_call_context
 from ..interrupts import Interrupt
 from ..models import Model
 from ..stages.agent_stream import AgentStreamContext
+from ..stages.invoke_model import InvokeModelStage
 from ..tools import AgentTool
 from .hooks import (
     AfterInvocationEvent,
@@ -302,12 +304,7 @@ class Agent(MiddlewareHostMixin):
                     tool_choice=self.tool_choice,
                     invocation_state=state,
                     model=self.model,
-                    projected_input_tokens=project_input_tokens(
-                        self.messages,
-                        system_prompt=self.system_prompt,
-                        tool_specs=tool_specs,
-                        last_call=self._last_call,
-                    ),
+                    projected_input_tokens=self._projected(tool_specs),
                 )
                 try:
                     async with _closing(
@@ -344,6 +341,17 @@ class Agent(MiddlewareHostMixin):
             if self._cancel_signal.is_set():
                 yield _stop("cancelled", message, usage, latency)
                 return
+
+    def _projected(self, tool_specs: list[ToolSpec]) -> int | None:
+        """The model call's projected input tokens, or None when no handler could read them."""
+        if not self.middleware_registry.has_handlers(InvokeModelStage):
+            return None  # only the terminal reads the context: the estimate would go unread
+        return project_input_tokens(
+            self.messages,
+            system_prompt=self.system_prompt,
+            tool_specs=tool_specs,
+            last_call=self._last_call,
+        )
 
     async def _tool_round(
         self,
