@@ -27,6 +27,8 @@ LAYERS: dict[str, int] = {
     "content": 1,
     "_interrupt": 1,
     "events": 1,
+    "_typed_event": 1,
+    "_stream_events": 1,
     "interrupts": 1,
     "exceptions": 1,
     "models": 1,

@@ -64,7 +64,7 @@ async def confused(
 registry.add_middleware(SearchStage.Input, lambda context: context.query)  # type: ignore[arg-type,return-value]  # pyright: ignore[reportCallIssue, reportArgumentType]
 
 # The result's value keeps its type.
-MiddlewareResult(Done()).replace(value="text")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+MiddlewareResult(Done()).replace(value="text")  # type: ignore[call-overload]  # pyright: ignore[reportArgumentType]
 
 
 # Running a stage with a terminal of the wrong context.

@@ -26,7 +26,7 @@ registry = MiddlewareRegistry()
 assert_type(SearchStage.Input, MiddlewareInputPhase[SearchContext, Done, Event])
 assert_type(SearchStage.Wrap, MiddlewareWrapPhase[SearchContext, Done, Event])
 assert_type(SearchStage.Output, MiddlewareOutputPhase[SearchContext, Done, Event])
-assert_type(SearchStage.result_type, type[Done])
+assert_type(SearchStage.result_event, type[Done])
 
 
 # A decorated Wrap handler becomes a Middleware bound to the stage's parameters.

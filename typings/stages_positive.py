@@ -11,6 +11,7 @@ from strands_middleware import (
     ExecuteToolContext,
     ExecuteToolStage,
     InvokeModelContext,
+    InvokeModelResult,
     InvokeModelStage,
     Middleware,
     MiddlewareInterruptResult,
@@ -42,7 +43,7 @@ async def timing(
         yield event
 
 
-assert_type(timing, Middleware[InvokeModelContext, ModelStopReason, TypedEvent])
+assert_type(timing, Middleware[InvokeModelContext, ModelStopReason, TypedEvent, InvokeModelResult])
 
 
 @ExecuteToolStage.wrap

@@ -29,18 +29,27 @@ from .engine._stage import (
 from .events import ModelStopReason, ToolResultEvent, TypedEvent
 from .exceptions import CONTROL_FLOW_EXCEPTIONS, InterruptException, MissingResultError
 from .interrupts import Interrupt, MiddlewareInterruptResult
-from .stages import ExecuteToolContext, ExecuteToolStage, InvokeModelContext, InvokeModelStage
+from .stages import (
+    ExecuteToolContext,
+    ExecuteToolResult,
+    ExecuteToolStage,
+    InvokeModelContext,
+    InvokeModelResult,
+    InvokeModelStage,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CONTROL_FLOW_EXCEPTIONS",
     "ExecuteToolContext",
+    "ExecuteToolResult",
     "ExecuteToolStage",
     "Interrupt",
     "InterruptControlEvent",
     "InterruptException",
     "InvokeModelContext",
+    "InvokeModelResult",
     "InvokeModelStage",
     "Middleware",
     "MiddlewareHandler",

@@ -17,17 +17,30 @@ without a result: the chain forwards it untransformed and runs no Output handler
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, cast, overload
 
 from typing_extensions import override
 
+from ._stream_events import (
+    ModelMessageEvent,
+    ModelStreamChunkEvent,
+    ModelStreamEvent,
+    ReasoningDeltaEvent,
+    ReasoningRedactedContentStreamEvent,
+    ReasoningSignatureStreamEvent,
+    ReasoningTextStreamEvent,
+    TextDeltaEvent,
+    TextStreamEvent,
+    ToolStreamEvent,
+    ToolUseDeltaEvent,
+    ToolUseStreamEvent,
+)
+from ._typed_event import TypedEvent
 from .content import (
-    ContentBlockDeltaReasoning,
     Message,
     Metrics,
     StopReason,
-    StreamEvent,
     ToolResult,
     ToolUse,
     Usage,
@@ -36,54 +49,24 @@ from .interrupts import Interrupt
 
 __all__ = [
     "EventLoopStopEvent",
+    "InitEventLoopEvent",
     "ModelMessageEvent",
     "ModelStopReason",
+    "ModelStreamChunkEvent",
     "ModelStreamEvent",
     "ReasoningDeltaEvent",
+    "ReasoningRedactedContentStreamEvent",
+    "ReasoningSignatureStreamEvent",
+    "ReasoningTextStreamEvent",
     "TextDeltaEvent",
+    "TextStreamEvent",
     "ToolInterruptEvent",
     "ToolResultEvent",
     "ToolStreamEvent",
     "ToolUseDeltaEvent",
+    "ToolUseStreamEvent",
     "TypedEvent",
 ]
-
-
-class TypedEvent(dict[str, Any]):
-    """Base of every event the library streams.
-
-    Subclasses store their payload in the dict and expose it through properties. The empty
-    ``__slots__`` keeps instances as small and quick to create as plain dicts, which matters
-    because a model call creates several events per streamed chunk. For the same reason the
-    properties type what they read with an annotated local, not ``typing.cast``: a cast is a
-    function call, and handlers read these on every streamed event.
-
-    Args:
-        data: Initial keys, for ad-hoc events a host or middleware wants to stream.
-    """
-
-    __slots__ = ()
-
-    def __init__(self, data: Mapping[str, Any] | None = None) -> None:
-        if data is None:
-            super().__init__()
-        else:
-            super().__init__(data)
-
-    @property
-    def is_interrupt(self) -> bool:
-        """Whether this event halts its stage without a result (the interrupt-control protocol).
-
-        The engine checks this on every event instead of importing tool-specific classes, so
-        any event, including a host's own, can halt a stage by returning true here.
-        """
-        return False
-
-    @override
-    def __repr__(self) -> str:
-        # The class name is the most useful part of an event in a failing assertion or a log
-        # line; the plain dict repr would hide it.
-        return f"{type(self).__name__}({super().__repr__()})"
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,6 +238,16 @@ class ToolInterruptEvent(TypedEvent):
         return value
 
 
+class _LoopMetrics(Protocol):
+    """strands' ``EventLoopMetrics`` as `EventLoopStopEvent` reads it: the run's totals."""
+
+    @property
+    def accumulated_usage(self) -> Usage: ...
+
+    @property
+    def accumulated_metrics(self) -> Metrics: ...
+
+
 class EventLoopStopEvent(_StopTuple):
     """The result of one agent pass: everything the caller's final result is built from.
 
@@ -267,6 +260,13 @@ class EventLoopStopEvent(_StopTuple):
     and it is still the pass's result, so `is_interrupt` stays false: the interrupts travel in
     `interrupts` for the caller to answer.
 
+    strands' positional form is accepted too:
+    ``EventLoopStopEvent(stop_reason, message, metrics, request_state, interrupts)``, where
+    ``metrics`` is an object with strands' ``accumulated_usage`` and ``accumulated_metrics``
+    (an ``EventLoopMetrics``); the event keeps those two figures. ``request_state`` is accepted
+    and not kept (the pass's request state is the invocation's own); a ``structured_output``
+    or ``checkpoint`` is refused, since no host here returns one through this event.
+
     Args:
         stop_reason: Why the pass stopped.
         message: The last assistant message of the pass.
@@ -277,15 +277,56 @@ class EventLoopStopEvent(_StopTuple):
 
     __slots__ = ()
 
+    @overload
     def __init__(
         self,
         stop_reason: StopReason | str,
         message: Message,
         usage: Usage,
         metrics: Metrics,
-        interrupts: list[Interrupt] | None = None,
+        interrupts: Sequence[Interrupt] | None = None,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        stop_reason: StopReason | str,
+        message: Message,
+        metrics: _LoopMetrics,
+        request_state: Any,
+        interrupts: Sequence[Interrupt] | None = None,
+        structured_output: None = None,
+        checkpoint: None = None,
+        /,
+    ) -> None: ...
+
+    def __init__(  # noqa: PLR0917 - strands' form is seven positional arguments
+        self,
+        stop_reason: StopReason | str,
+        message: Message,
+        usage: Any,
+        metrics: Any,
+        interrupts: Sequence[Interrupt] | None = None,
+        structured_output: object = None,
+        checkpoint: object = None,
     ) -> None:
         super().__init__()
+        if not isinstance(usage, Mapping):
+            # strands' order: (stop_reason, message, metrics, request_state, interrupts, ...).
+            usage, metrics = _strands_figures(usage)
+        elif not isinstance(metrics, Mapping):
+            raise TypeError(
+                "EventLoopStopEvent takes (stop_reason, message, usage, metrics, interrupts) or "
+                "strands' (stop_reason, message, metrics, request_state, interrupts) with an "
+                f"EventLoopMetrics; got usage={usage!r}, metrics={metrics!r}"
+            )
+        if structured_output is not None or checkpoint is not None:
+            raise TypeError(
+                "EventLoopStopEvent carries no structured_output or checkpoint: no host here "
+                "returns them through the stop event; leave them out"
+            )
+        if interrupts is not None and not isinstance(interrupts, list):
+            interrupts = list(interrupts)
         self["stop"] = (stop_reason, message, usage, metrics, interrupts)
 
     @property
@@ -295,201 +336,32 @@ class EventLoopStopEvent(_StopTuple):
         return value
 
 
-# --------------------------------------------------------------------------------------------
-# Streaming progress
-# --------------------------------------------------------------------------------------------
+def _strands_figures(loop_metrics: Any) -> tuple[Usage, Metrics]:
+    """The usage and timing a strands ``EventLoopMetrics`` holds, for strands' stop-event form."""
+    usage = getattr(loop_metrics, "accumulated_usage", None)
+    metrics = getattr(loop_metrics, "accumulated_metrics", None)
+    if not isinstance(usage, Mapping) or not isinstance(metrics, Mapping):
+        raise TypeError(
+            "in strands' form EventLoopStopEvent(stop_reason, message, metrics, request_state, "
+            "...) metrics must be an EventLoopMetrics (with accumulated_usage and "
+            f"accumulated_metrics); got {loop_metrics!r}. Or pass (stop_reason, message, usage, "
+            "metrics) as dicts"
+        )
+    return cast(Usage, dict(cast("Mapping[str, Any]", usage))), cast(
+        Metrics, dict(cast("Mapping[str, Any]", metrics))
+    )
 
 
-class ModelStreamEvent(TypedEvent):
-    """One raw Converse chunk exactly as the model yielded it.
+class InitEventLoopEvent(TypedEvent):
+    """The first event of every invocation, before the pass runs (strands' spelling and payload).
 
-    It is streamed before the delta event the chunk gives rise to, so a consumer that wants the
-    provider's own view (metadata, stop chunks, fields this library does not interpret) sees
-    every chunk. The payload is ``self["event"]``, the chunk itself, not a copy.
-
-    Args:
-        chunk: The chunk.
+    The reference agent yields it from ``stream_async`` ahead of the agent-stream chain, so it is
+    a stream consumer's event: no stage's handlers see it. The payload is
+    ``self["init_event_loop"] is True``.
     """
 
     __slots__ = ()
 
-    def __init__(self, chunk: StreamEvent) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self["event"] = chunk
-
-    @property
-    def chunk(self) -> StreamEvent:
-        """The raw chunk."""
-        value: StreamEvent = self["event"]
-        return value
-
-
-class TextDeltaEvent(TypedEvent):
-    """The next piece of text the model produced: what a UI appends as it arrives.
-
-    The payload is ``self["data"]``, the key Strands callback handlers print.
-
-    Args:
-        text: The new text (a fragment, not the text so far).
-    """
-
-    __slots__ = ()
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self["data"] = text
-
-    @property
-    def text(self) -> str:
-        """The new text."""
-        value: str = self["data"]
-        return value
-
-
-class ToolUseDeltaEvent(TypedEvent):
-    """The next fragment of a tool call's JSON input, as the model streams it.
-
-    Fragments are not valid JSON on their own; the parsed input arrives in the finished message
-    (`ModelMessageEvent`). The payload is
-    ``self["tool_use_delta"] == {"toolUseId": ..., "name": ..., "input": input_fragment}``.
-
-    Args:
-        tool_use_id: The id of the call being streamed.
-        name: The tool being called.
-        input_fragment: The next characters of the JSON input.
-    """
-
-    __slots__ = ()
-
-    def __init__(self, tool_use_id: str, name: str, input_fragment: str) -> None:
-        super().__init__()
-        self["tool_use_delta"] = {"toolUseId": tool_use_id, "name": name, "input": input_fragment}
-
-    @property
-    def tool_use_id(self) -> str:
-        """The id of the call being streamed."""
-        value: str = self["tool_use_delta"]["toolUseId"]
-        return value
-
-    @property
-    def name(self) -> str:
-        """The tool being called."""
-        value: str = self["tool_use_delta"]["name"]
-        return value
-
-    @property
-    def input_fragment(self) -> str:
-        """The next characters of the JSON input."""
-        value: str = self["tool_use_delta"]["input"]
-        return value
-
-
-class ReasoningDeltaEvent(TypedEvent):
-    """The next fragment of a reasoning model's thinking.
-
-    Normally exactly one of the three parts is set per event. The payload is
-    ``self["reasoning"] is True`` (so a handler can skip reasoning with one check) plus
-    ``self["reasoning_delta"]``, holding only the parts that were given, in the Converse spelling
-    (``text``, ``signature``, ``redactedContent``).
-
-    Args:
-        text: The next characters of the reasoning text.
-        signature: The next characters of the signature authenticating the reasoning.
-        redacted_content: Reasoning the provider encrypted.
-    """
-
-    __slots__ = ()
-
-    def __init__(
-        self,
-        *,
-        text: str | None = None,
-        signature: str | None = None,
-        redacted_content: bytes | None = None,
-    ) -> None:
-        super().__init__()
-        delta: ContentBlockDeltaReasoning = {}
-        if text is not None:
-            delta["text"] = text
-        if signature is not None:
-            delta["signature"] = signature
-        if redacted_content is not None:
-            delta["redactedContent"] = redacted_content
-        self["reasoning"] = True
-        self["reasoning_delta"] = delta
-
-    @property
-    def text(self) -> str | None:
-        """The new reasoning text, or ``None`` if this fragment carries none."""
-        value: str | None = self["reasoning_delta"].get("text")
-        return value
-
-    @property
-    def signature(self) -> str | None:
-        """The new signature text, or ``None`` if this fragment carries none."""
-        value: str | None = self["reasoning_delta"].get("signature")
-        return value
-
-    @property
-    def redacted_content(self) -> bytes | None:
-        """The encrypted reasoning, or ``None`` if this fragment carries none."""
-        value: bytes | None = self["reasoning_delta"].get("redactedContent")
-        return value
-
-
-class ModelMessageEvent(TypedEvent):
-    """The finished assistant message of a model call, streamed just before its result.
-
-    It is the earliest point the whole message is known; the same object is the ``message`` of
-    the `ModelStopReason` that follows. The payload is ``self["message"]``.
-
-    Args:
-        message: The assistant message.
-    """
-
-    __slots__ = ()
-
-    def __init__(self, message: Message) -> None:
-        super().__init__()
-        self["message"] = message
-
-    @property
-    def message(self) -> Message:
-        """The assistant message."""
-        value: Message = self["message"]
-        return value
-
-
-class ToolStreamEvent(TypedEvent):
-    """Progress a running tool reports before its result (a log line, a percentage, a partial).
-
-    The payload is ``self["tool_stream_event"] == {"tool_use": tool_use, "data": data}``, so a
-    consumer running several tools at once can tell whose progress it is.
-
-    Args:
-        tool_use: The tool call reporting progress.
-        data: Whatever the tool yielded.
-    """
-
-    __slots__ = ()
-
-    def __init__(self, tool_use: ToolUse, data: Any) -> None:
-        super().__init__()
-        self["tool_stream_event"] = {"tool_use": tool_use, "data": data}
-
-    @property
-    def tool_use(self) -> ToolUse:
-        """The tool call reporting progress."""
-        value: ToolUse = self["tool_stream_event"]["tool_use"]
-        return value
-
-    @property
-    def tool_use_id(self) -> str:
-        """The id of the tool call reporting progress."""
-        value: str = self["tool_stream_event"]["tool_use"]["toolUseId"]
-        return value
-
-    @property
-    def data(self) -> Any:
-        """What the tool yielded."""
-        return self["tool_stream_event"]["data"]
+        self["init_event_loop"] = True

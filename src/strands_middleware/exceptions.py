@@ -146,10 +146,11 @@ class MissingResultError(RuntimeError):
 
 
 class ReplacedMessagesError(RuntimeError):
-    """An AgentStreamStage handler replaced ``context.messages``, which cannot take effect.
+    """An AgentStreamStage handler replaced ``context.messages``, which no host here honours.
 
-    The pass's input is appended to the agent's history before the chain runs, so a new list
-    would be silently ignored; every host raises this instead (see `REPLACED_MESSAGES_MESSAGE`).
+    The stage's terminal appends the input it was given, but not every host can hand a new list
+    to its own loop, so every host refuses one rather than honour it on some and drop it on
+    others (strands-agents 1.62 sends it). See `REPLACED_MESSAGES_MESSAGE`.
     """
 
     def __init__(self, message: str = "") -> None:
@@ -157,10 +158,11 @@ class ReplacedMessagesError(RuntimeError):
 
 
 REPLACED_MESSAGES_MESSAGE = (
-    "an AgentStreamStage handler replaced context.messages, but the pass's input was already "
-    "appended to the agent's history before the chain ran, so the new list would be silently "
-    "ignored. Edit the messages in place, or rewrite the model's input with an InvokeModelStage "
-    "Input handler (context.replace(messages=...))."
+    "an AgentStreamStage handler replaced context.messages, which is refused on every host (not "
+    "every host can send a new list, and a list sent on some hosts and dropped on others would "
+    "change what the model sees without a trace). Edit the messages in place before calling "
+    "next_fn, or rewrite the model's input with an InvokeModelStage Input handler "
+    "(context.replace(messages=...))."
 )
 """The one wording of `ReplacedMessagesError`, shared by every host."""
 

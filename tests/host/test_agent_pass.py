@@ -1,4 +1,4 @@
-"""The AgentStreamStage runner: history before the chain, stop-event selection, interrupts."""
+"""The AgentStreamStage runner: history in the terminal, stop-event selection, interrupts."""
 
 from __future__ import annotations
 
@@ -53,25 +53,35 @@ class Host:
         return [event async for event in stream]
 
 
-async def test_input_lands_in_history_and_is_announced_before_the_chain() -> None:
+async def test_input_lands_in_history_and_is_announced_inside_the_terminal() -> None:
     host = Host()
     seen: list[int] = []
+    in_terminal: list[int] = []
+    terminal = host.terminal
 
     async def look(
         context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
         seen.append(len(host.history))
-        assert context.messages[0] is host.history[-1]
         async for event in next_fn(context):
             yield event
+        seen.append(len(host.history))
+        assert context.messages[0] is host.history[-1]
 
+    async def counting(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
+        in_terminal.append(len(host.history))
+        async for event in terminal(context):
+            yield event
+
+    host.terminal = counting  # type: ignore[method-assign]
     host.registry.add_middleware(AgentStreamStage, look)
     await host.run()
-    assert seen == [1]
+    assert seen == [0, 1]
+    assert in_terminal == [1]
     assert host.announced == [("user", 1)]
 
 
-async def test_a_short_circuit_still_appends_and_announces_the_input() -> None:
+async def test_a_short_circuit_appends_and_announces_nothing() -> None:
     host = Host()
 
     async def canned(
@@ -82,9 +92,34 @@ async def test_a_short_circuit_still_appends_and_announces_the_input() -> None:
     host.registry.add_middleware(AgentStreamStage, canned)
     events = await host.run()
     assert host.terminal_ran == 0
-    assert host.history == [USER]
-    assert host.announced == [("user", 1)]
+    assert host.history == []
+    assert host.announced == []
     assert isinstance(events[-1], EventLoopStopEvent)
+
+
+async def test_a_gate_that_pauses_before_the_terminal_holds_the_input_for_the_resume() -> None:
+    host = Host()
+    inputs: list[list[Message]] = []
+
+    async def gate(
+        context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        inputs.append(list(context.messages))
+        context.interrupt("run-gate")
+        async for event in next_fn(context):
+            yield event
+
+    host.registry.add_middleware(AgentStreamStage, gate)
+    paused = await host.run()
+    assert isinstance(paused[-1], EventLoopStopEvent) and paused[-1].stop_reason == "interrupt"
+    assert host.history == [] and host.terminal_ran == 0
+    (owed,) = host.state.owed
+    host.state.resume([{"interruptResponse": {"interruptId": owed.id, "response": "go"}}])
+    done = await host.run([])
+    assert isinstance(done[-1], EventLoopStopEvent) and done[-1].stop_reason == "end_turn"
+    assert inputs == [[USER], [USER]]
+    assert host.history == [USER] and host.announced == [("user", 1)]
+    assert not host.state.activated and "agent_stream_input" not in host.state.context
 
 
 async def test_in_place_edits_reach_history() -> None:
@@ -218,3 +253,22 @@ async def test_a_resumed_pass_that_completes_deactivates_the_state() -> None:
     # The next cycle asks again: no standing approval.
     third = await host.run()
     assert third[-1].stop_reason == "interrupt"  # type: ignore[attr-defined]
+
+
+async def test_an_awaited_announcement_runs_before_the_terminal_for_each_message() -> None:
+    host = Host()
+    log: list[str] = []
+    second: Message = {"role": "user", "content": [{"text": "and more"}]}
+
+    async def added(message: Message) -> None:
+        log.append(f"announced {message['content'][0]['text']} at {len(host.history)}")
+
+    async def terminal(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
+        log.append(f"terminal at {len(host.history)}")
+        yield stop()
+
+    host.terminal = terminal  # type: ignore[method-assign]
+    host.added = added  # type: ignore[method-assign, assignment]
+    await host.run([USER, second])
+    assert log == ["announced hi at 1", "announced and more at 2", "terminal at 2"]
+    assert host.history == [USER, second]

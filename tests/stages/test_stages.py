@@ -11,17 +11,19 @@ import pytest
 import strands_middleware
 from strands_middleware import (
     ExecuteToolContext,
+    ExecuteToolResult,
     ExecuteToolStage,
     Interrupt,
     InterruptException,
     InvokeModelContext,
+    InvokeModelResult,
     InvokeModelStage,
     ModelStopReason,
     ToolResultEvent,
     testing,
 )
 from strands_middleware.events import EventLoopStopEvent
-from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
+from strands_middleware.experimental import AgentStreamContext, AgentStreamResult, AgentStreamStage
 from strands_middleware.stages import split_system_prompt
 
 
@@ -49,9 +51,13 @@ def tool_context_reading(interrupts: dict[str, Interrupt]) -> ExecuteToolContext
 
 
 def test_stages_name_their_result_events() -> None:
-    assert InvokeModelStage.result_type is ModelStopReason
-    assert ExecuteToolStage.result_type is ToolResultEvent
-    assert AgentStreamStage.result_type is EventLoopStopEvent
+    assert InvokeModelStage.result_event is ModelStopReason
+    assert ExecuteToolStage.result_event is ToolResultEvent
+    assert AgentStreamStage.result_event is EventLoopStopEvent
+    # strands' spelling: result_type is the wrapper Output handlers receive
+    assert InvokeModelStage.result_type is InvokeModelResult
+    assert ExecuteToolStage.result_type is ExecuteToolResult
+    assert AgentStreamStage.result_type is AgentStreamResult
     assert (InvokeModelStage.name, ExecuteToolStage.name, AgentStreamStage.name) == (
         "invokeModel",
         "executeTool",

@@ -18,7 +18,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -29,16 +36,20 @@ from ..content import (
     SystemPrompt,
     ToolChoice,
     ToolResult,
+    ToolSpec,
     ToolUse,
+    Usage,
 )
 from ..engine._registry import MiddlewareSource
 from ..events import (
     EventLoopStopEvent,
+    InitEventLoopEvent,
     ModelStopReason,
     ToolInterruptEvent,
     ToolResultEvent,
     TypedEvent,
 )
+from ..host import project_input_tokens
 from ..host._agent_pass import run_agent_pass
 from ..host._interrupt_state import InterruptState, PendingToolExecution
 from ..host._mixin import MiddlewareHostMixin
@@ -47,6 +58,7 @@ from ..host._tool_call import run_tool_call, tool_call_context
 from ..interrupts import Interrupt
 from ..models import Model
 from ..stages._agent_stream import AgentStreamContext
+from ..stages._invoke_model import InvokeModelStage
 from ..tools import AgentTool
 from ._prompt import (
     empty_turn,
@@ -185,6 +197,10 @@ class HookRegistry:
             raise TypeError(f"add_hook() takes a callable, got {callback!r}")
         self._callbacks.setdefault(event_type, []).append(callback)
 
+    def has(self, event_type: type[HookEvent]) -> bool:
+        """Whether any callback is registered for ``event_type`` (so firing it does something)."""
+        return event_type in self._callbacks
+
     async def fire(self, event: THookEvent) -> THookEvent:
         """Run the callbacks for ``event`` and return it (callbacks may have changed it)."""
         callbacks = self._callbacks.get(type(event), [])
@@ -261,6 +277,8 @@ class Agent(MiddlewareHostMixin):
         self.hooks = HookRegistry()
         self.interrupt_state = interrupt_state if interrupt_state is not None else InterruptState()
         self._cancel_signal = threading.Event()
+        # The last model call's message and usage: the baseline of the next call's projection.
+        self._last_call: tuple[Message, Usage] | None = None
         self.use(*middleware_sources(middleware))
 
     # ---- public API ----------------------------------------------------------------------------
@@ -331,6 +349,8 @@ class Agent(MiddlewareHostMixin):
         await self.hooks.fire(BeforeInvocationEvent(agent=self))
         result: AgentResult | None = None
         try:
+            # Outside the agent-stream chain, as strands yields it: no stage handler sees it.
+            yield InitEventLoopEvent()
             async with closing(
                 run_agent_pass(
                     self.middleware_registry,
@@ -391,8 +411,12 @@ class Agent(MiddlewareHostMixin):
 
     # ---- the loop ------------------------------------------------------------------------------
 
-    async def _message_added(self, message: Message) -> None:
-        await self.hooks.fire(MessageAddedEvent(agent=self, message=message))
+    def _message_added(self, message: Message) -> Awaitable[object] | None:
+        # None when nothing listens: the pass then appends its input with no await, so its
+        # terminal's stream is handed on with no generator around it.
+        if not self.hooks.has(MessageAddedEvent):
+            return None
+        return self.hooks.fire(MessageAddedEvent(agent=self, message=message))
 
     async def _append(self, message: Message) -> None:
         self.messages.append(message)
@@ -413,14 +437,16 @@ class Agent(MiddlewareHostMixin):
                     return
                 stop: ModelStopReason | None = None
                 await self.hooks.fire(BeforeModelCallEvent(agent=self))
+                tool_specs = [tool.tool_spec for tool in self.tools.values()]
                 model_context = model_call_context(
                     self,
                     messages=self.messages,
                     system_prompt=self.system_prompt,
-                    tool_specs=[tool.tool_spec for tool in self.tools.values()],
+                    tool_specs=tool_specs,
                     tool_choice=self.tool_choice,
                     invocation_state=state,
                     model=self.model,
+                    projected_input_tokens=self._projected(tool_specs),
                 )
                 try:
                     async with closing(
@@ -442,6 +468,7 @@ class Agent(MiddlewareHostMixin):
                 latency += int(stop.metrics.get("latencyMs", 0))
                 message = stop.message
                 await self._append(message)
+                self._last_call = (message, stop.usage)
                 if stop.stop_reason != "tool_use":
                     yield stop_event(stop.stop_reason, message, usage, latency)
                     return
@@ -456,6 +483,17 @@ class Agent(MiddlewareHostMixin):
             if self._cancel_signal.is_set():
                 yield stop_event("cancelled", message, usage, latency)
                 return
+
+    def _projected(self, tool_specs: list[ToolSpec]) -> int | None:
+        """The model call's projected input tokens, or None when no handler could read them."""
+        if not self.middleware_registry.has_handlers(InvokeModelStage):
+            return None  # only the terminal reads the context: the estimate would go unread
+        return project_input_tokens(
+            self.messages,
+            system_prompt=self.system_prompt,
+            tool_specs=tool_specs,
+            last_call=self._last_call,
+        )
 
     async def _tool_round(
         self,

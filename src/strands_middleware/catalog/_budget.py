@@ -6,6 +6,11 @@ system prompt and the messages with a token counter, a function of one `Message`
 prompt is counted as a user message holding its blocks); tool specs are not counted. The default
 counter, `estimate_tokens`, is a cheap estimate; a real tokenizer plugs in as
 ``lambda message: len(encoding.encode(json.dumps(message)))``.
+
+Where the host projects a call's input tokens (``InvokeModelContext.projected_input_tokens``) and
+the counter is the default one, the projection is the size of the whole request (tool specs
+included, as the host counts them) and the estimate only shares it out among the messages: every
+size is the estimate scaled by projection / estimate of the whole request.
 """
 
 from __future__ import annotations
@@ -98,9 +103,16 @@ class Budget:
         self.max_tokens = max_tokens
         self.token_counter = token_counter
 
-    def measure(self, messages: Messages, system_prompt: SystemPrompt) -> Measure:
-        """What ``messages`` (and the system prompt) weigh against this budget, cut by cut."""
-        return Measure(self, Turns.of(messages), system_prompt)
+    def measure(
+        self, messages: Messages, system_prompt: SystemPrompt, projected: int | None = None
+    ) -> Measure:
+        """What ``messages`` (and the system prompt) weigh against this budget, cut by cut.
+
+        ``projected``: the host's projection of the whole request's input tokens, used in place
+        of the default estimate's total (see the module's notes); ignored with a counter of
+        one's own, which is taken to be exact.
+        """
+        return Measure(self, Turns.of(messages), system_prompt, projected)
 
     def scaled(self, share: float) -> Budget:
         """This budget times ``share`` (each limit at least 1)."""
@@ -123,12 +135,20 @@ class Measure:
     holds the tokens of ``messages[i:]``, so the size of a cut is a lookup, not a recount.
     """
 
-    def __init__(self, budget: Budget, turns: Turns, system_prompt: SystemPrompt) -> None:
+    def __init__(
+        self,
+        budget: Budget,
+        turns: Turns,
+        system_prompt: SystemPrompt,
+        projected: int | None = None,
+    ) -> None:
         self.budget = budget
         self.turns = turns
         self.counts: list[int] = []
         self.suffix: list[int] = [0]
         self.system = 0
+        self.scale: float | None = None
+        """Projection / estimate of the whole request, when the host's projection is used."""
         if budget.max_tokens is None:
             return
         self.counts = [self.count(message) for message in turns.messages]
@@ -138,6 +158,9 @@ class Measure:
         if system_prompt is not None:
             blocks = [{"text": system_prompt}] if isinstance(system_prompt, str) else system_prompt
             self.system = self.count({"role": "user", "content": cast("list[Any]", blocks)})
+        whole = self.suffix[0] + self.system
+        if projected is not None and budget.token_counter is estimate_tokens and whole > 0:
+            self.scale = projected / whole
 
     def count(self, message: Message) -> int:
         """The tokens of ``message``, by the budget's counter (whose answer is checked)."""
@@ -166,7 +189,18 @@ class Measure:
             total += self.counts[turns.prompt]
         if note is not None:
             total += self.count(note_message(note))
-        return total
+        return total if self.scale is None else math.ceil(total * self.scale)
+
+    def projected(self, messages: Messages) -> int | None:
+        """The projection for sending ``messages`` instead (a cut of this conversation).
+
+        None unless the host's projection was used: a handler that passes on a shorter request
+        then leaves the figure unknown rather than wrong.
+        """
+        if self.scale is None:
+            return None
+        own = sum(self.count(message) for message in messages) + self.system
+        return math.ceil(own * self.scale)
 
     def fits(self, k: int, note: str | None = None, *, budget: Budget | None = None) -> bool:
         """Whether the cut is within ``budget`` (this measure's own by default)."""

@@ -211,7 +211,7 @@ class Cache(CatalogMiddleware):
         return {"class": kind, "instance": self._instances.token(model)}
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
-        result_type: type[TypedEvent] = self.stage.result_type
+        result_type: type[TypedEvent] = self.stage.result_event
 
         async def cache(
             context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]

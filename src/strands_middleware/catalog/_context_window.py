@@ -25,6 +25,10 @@ counted, so leave room for them). The default counter, `estimate_tokens`, is a c
 (about four characters a token, 1,600 for each image, document, video or audio block); pass a
 tokenizer's count where the limit is tight, e.g.
 ``lambda message: len(encoding.encode(json.dumps(message)))``. Given both, a call fits both.
+With the default counter, a host's projection of the call's input tokens
+(``context.projected_input_tokens``, tool specs included) is the size of the whole request, and
+the estimate only shares it out among the messages; a cut request goes on with its projection
+scaled down to what is sent.
 """
 
 from __future__ import annotations
@@ -107,8 +111,15 @@ class ContextWindow(CatalogMiddleware):
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         def context_window(context: InvokeModelContext) -> InvokeModelContext:
-            messages = self.fit(context.messages, context.system_prompt)
-            return context if messages is context.messages else context.replace(messages=messages)
+            measure = self.budget.measure(
+                context.messages, context.system_prompt, context.projected_input_tokens
+            )
+            messages = self.fit_measured(measure)
+            if messages is context.messages:
+                return context
+            return context.replace(
+                messages=messages, projected_input_tokens=measure.projected(messages)
+            )
 
         context_window.__qualname__ = "ContextWindow[invokeModel.Input]"
         return [InvokeModelStage.input(context_window)]

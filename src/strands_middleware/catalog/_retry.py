@@ -126,7 +126,7 @@ class Retry(CatalogMiddleware):
         )
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
-        result_type: type[TypedEvent] = self.stage.result_type
+        result_type: type[TypedEvent] = self.stage.result_event
 
         async def retry(
             context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]

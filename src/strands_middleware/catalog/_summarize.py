@@ -264,9 +264,14 @@ class Summarize(CatalogMiddleware):
         async def summarize(
             context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
         ) -> AsyncGenerator[TypedEvent, None]:
-            measure = self.budget.measure(context.messages, context.system_prompt)
+            measure = self.budget.measure(
+                context.messages, context.system_prompt, context.projected_input_tokens
+            )
             if not measure.fits(0) and measure.turns.units:
-                context = context.replace(messages=await self._sent(context, next_fn, measure))
+                sent = await self._sent(context, next_fn, measure)
+                context = context.replace(
+                    messages=sent, projected_input_tokens=measure.projected(sent)
+                )
             async for event in next_fn(context):
                 yield event
 

@@ -165,7 +165,7 @@ class Timeout(CatalogMiddleware):
         deadline = 0.0 if fixed else clock() + self.seconds
         alarm.arm()
         cancelling = alarm.cancelling
-        result_type = self.stage.result_type
+        result_type = self.stage.result_event
         settled = False  # the result or an interrupt has been forwarded
         cause: BaseException | None = None
         stream = next_fn(context)

@@ -43,7 +43,7 @@ from typing import Any, Generic, TypeVar, cast
 from ..exceptions import InterruptException
 from ._registration import describe
 from ._result import MiddlewareResult, halts_stage
-from ._stage import MiddlewareStage
+from ._stage import MiddlewareStage, result_wrapper
 
 __all__ = ["CompiledChain", "OpenedChain", "Outbound"]
 
@@ -67,7 +67,7 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         outputs: Output handlers in application order: innermost (last registered) first.
     """
 
-    __slots__ = ("inputs", "links", "outputs", "stage", "where", "wraps")
+    __slots__ = ("inputs", "links", "outputs", "stage", "where", "wrapper", "wraps")
 
     def __init__(
         self,
@@ -81,6 +81,7 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         self.wraps = tuple(wraps)
         self.outputs = tuple(reversed(outputs))
         self.where = f"{stage.name}.Wrap"
+        self.wrapper = result_wrapper(stage)
         # Each Wrap handler paired with the one that calls its next_fn (None for the outermost,
         # which the driver calls), so a misused next_fn can name the handler that misused it.
         self.links = tuple(zip(self.wraps, (None, *self.wraps), strict=False))
@@ -257,8 +258,10 @@ async def _after_failure(
 
 async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
     """Apply the Output handlers to the result event and return the event they produce."""
-    result_type = chain.stage.result_type
-    wrapped: MiddlewareResult[Any] = MiddlewareResult(event)
+    result_type = chain.stage.result_event
+    # The stage's own wrapper class (InvokeModelResult...); a handler may return a plain one.
+    wrapper: Any = chain.wrapper
+    wrapped: MiddlewareResult[Any] = wrapper(event)
     for handler in chain.outputs:
         try:
             returned = handler(wrapped)
@@ -297,6 +300,10 @@ async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
                 f"MiddlewareResult holding {type(checked.value).__name__}; its value must be a "
                 f"{result_type.__name__}, the result event of stage {chain.stage.name!r}"
             )
+        if not isinstance(checked, wrapper):
+            # A plain MiddlewareResult (or another stage's class): the next handler is typed to
+            # receive the stage's own wrapper, so it gets one.
+            checked = wrapper(checked.value)
         wrapped = checked
     return wrapped.value
 
@@ -347,7 +354,7 @@ async def _drive(
             async for event in stream:
                 yield event
         else:
-            result_type = chain.stage.result_type
+            result_type = chain.stage.result_event
             held: Any = None
             halted = False
             async for event in stream:

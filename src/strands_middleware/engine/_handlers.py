@@ -52,3 +52,14 @@ MiddlewareOutputHandler: TypeAlias = Callable[
     MiddlewareResult[TResult] | Awaitable[MiddlewareResult[TResult]],
 ]
 """An Output handler: takes the wrapped result and returns a wrapped result (sync or async)."""
+
+_W = TypeVar("_W")
+_R = TypeVar("_R")
+
+StageOutputHandler: TypeAlias = Callable[
+    [_W], MiddlewareResult[_R] | Awaitable[MiddlewareResult[_R]]
+]
+"""An Output handler as a stage types it: ``StageOutputHandler[Wrapper, Event]`` receives the
+stage's own result wrapper (``InvokeModelResult``...) and returns any `MiddlewareResult` of the
+stage's result event (the same wrapper, or a plain one). `MiddlewareOutputHandler` is the
+special case of a handler written against the plain wrapper."""

@@ -11,9 +11,10 @@ from ._handlers import (
     MiddlewareHandler,
     MiddlewareInputHandler,
     MiddlewareNext,
-    MiddlewareOutputHandler,
+    StageOutputHandler,
 )
 from ._registration import code_of, raising_code
+from ._result import MiddlewareResult
 from ._stage import (
     Middleware,
     MiddlewareInputPhase,
@@ -29,6 +30,7 @@ __all__ = ["MiddlewareRegistry", "MiddlewareSource", "missing_result"]
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
 TEvent = TypeVar("TEvent")
+TWrapped = TypeVar("TWrapped", bound=MiddlewareResult[Any])
 
 MiddlewareSource: TypeAlias = Union[
     "Middleware[Any, Any, Any]", Iterable["Middleware[Any, Any, Any]"]
@@ -134,8 +136,8 @@ class MiddlewareRegistry:
     @overload
     def add_middleware(
         self,
-        stage_or_phase: MiddlewareOutputPhase[TContext, TResult, TEvent],
-        handler: MiddlewareOutputHandler[TResult],
+        stage_or_phase: MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped],
+        handler: StageOutputHandler[TWrapped, TResult],
     ) -> None: ...
 
     @overload
@@ -267,7 +269,7 @@ class MiddlewareRegistry:
     ) -> AsyncGenerator[Any, None]:
         """Run ``stage`` for ``context`` around ``terminal``; iterate the events it yields.
 
-        The stage's result is the last event of ``stage.result_type`` in the stream. Close the
+        The stage's result is the last event of ``stage.result_event`` in the stream. Close the
         generator (``aclose()``, or ``contextlib.aclosing``) if you stop iterating early, so the
         chain is cleaned up at once rather than when it is garbage-collected.
 
@@ -317,10 +319,10 @@ class MiddlewareRegistry:
         ``on_event`` sees every event as it arrives, the result included.
 
         Raises:
-            MissingResultError: the chain yielded no event of ``stage.result_type`` (a Wrap
+            MissingResultError: the chain yielded no event of ``stage.result_event`` (a Wrap
                 handler that short-circuits must yield the result event itself).
         """
-        result_type = stage.result_type
+        result_type = stage.result_event
         found = False
         result: Any = None
         stream = self.invoke(stage, context, terminal)
@@ -346,7 +348,7 @@ def missing_result(stage: MiddlewareStage[Any, Any, Any]) -> MissingResultError:
     """
     return MissingResultError(
         f"the middleware chain of stage {stage.name!r} ended without a "
-        f"{stage.result_type.__name__}: every path through a Wrap handler must yield the result "
+        f"{stage.result_event.__name__}: every path through a Wrap handler must yield the result "
         "event (pass next_fn's events through, or yield a result event when short-circuiting)",
         stage.name,
     )

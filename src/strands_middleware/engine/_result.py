@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 from typing_extensions import Self
 
@@ -15,14 +15,23 @@ __all__ = ["InterruptControlEvent", "MiddlewareResult", "halts_stage"]
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+_UNSET: Any = object()
+"""The default of ``result=``/``value=``: tells "not given" from an explicit ``None``."""
+
+
+@dataclass(frozen=True, init=False)
 class MiddlewareResult(Generic[T]):
     """The result event of a stage, wrapped for its Output handlers.
 
     Only the Output phase sees this wrapper; Wrap handlers and the call site see the plain result
     event. Wrapping gives Output the same room to grow that Input has through its context
-    dataclass: a stage can subclass this with typed metadata, and handlers written against
-    ``MiddlewareResult`` keep working.
+    dataclass. Each built-in stage hands its Output handlers a subclass of its own
+    (``InvokeModelResult``, ``ExecuteToolResult``, ``AgentStreamResult``); a handler written
+    against ``MiddlewareResult`` keeps working, and may return a plain one.
+
+    The event is ``value``, also readable as ``result`` (the name strands' middleware gives it);
+    the constructor takes it either way: ``MiddlewareResult(event)`` or
+    ``InvokeModelResult(result=event)``.
 
     Attributes:
         value: The stage's result event (for example a ``ModelStopReason``).
@@ -30,16 +39,64 @@ class MiddlewareResult(Generic[T]):
 
     value: T
 
-    def replace(self, *, value: T) -> Self:
-        """Return a new wrapper holding ``value``; a subclass keeps its type and other fields.
+    @overload
+    def __init__(self, value: T) -> None: ...
+
+    @overload
+    def __init__(self, *, result: T) -> None: ...
+
+    def __init__(self, value: T = _UNSET, *, result: T = _UNSET) -> None:
+        # Built once per stage call with Output handlers: the common path is two comparisons.
+        if result is not _UNSET:
+            if value is not _UNSET:
+                raise _given_twice(self)
+            value = result
+        elif value is _UNSET:
+            raise _given_twice(self)
+        # Frozen: the one assignment goes around the dataclass's __setattr__.
+        _set_attribute(self, "value", value)
+
+    @property
+    def result(self) -> T:
+        """The stage's result event: ``value`` under the name strands' middleware gives it."""
+        return self.value
+
+    @overload
+    def replace(self, *, value: T) -> Self: ...
+
+    @overload
+    def replace(self, *, result: T) -> Self: ...
+
+    def replace(self, *, value: T = _UNSET, result: T = _UNSET) -> Self:
+        """Return a new wrapper holding ``value`` (or ``result=``); a subclass keeps its type.
 
         Example:
             ```python
-            def tag(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+            def tag(result: InvokeModelResult) -> InvokeModelResult:
                 return result.replace(value=retagged(result.value))
             ```
         """
+        if result is not _UNSET:
+            if value is not _UNSET:
+                raise _given_twice(self)
+            value = result
+        elif value is _UNSET:
+            raise _given_twice(self)
+        cls = type(self)
+        if len(cls.__dataclass_fields__) == 1:
+            # Nothing but the value to carry over: the constructor is what replace() would call.
+            return cls(value)
         return dataclasses.replace(self, value=value)
+
+
+_set_attribute = object.__setattr__
+
+
+def _given_twice(result: object) -> TypeError:
+    return TypeError(
+        f"{type(result).__name__} takes the result event once: as value (the first argument, "
+        "or value=) or as result=, not both and not neither"
+    )
 
 
 @runtime_checkable

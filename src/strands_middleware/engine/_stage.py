@@ -9,6 +9,7 @@ sub-tokens ``.Input``, ``.Wrap`` and ``.Output`` bind the same parameters, which
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -16,15 +17,15 @@ from typing import (
     Generic,
     Literal,
     TypeAlias,
-    TypeVar,
     cast,
     overload,
 )
 
-from typing_extensions import final
+from typing_extensions import TypeVar, final
 
 from . import _registration
-from ._handlers import MiddlewareHandler, MiddlewareInputHandler, MiddlewareOutputHandler
+from ._handlers import MiddlewareHandler, MiddlewareInputHandler, StageOutputHandler
+from ._result import MiddlewareResult
 
 __all__ = [
     "Middleware",
@@ -38,17 +39,25 @@ __all__ = [
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
 TEvent = TypeVar("TEvent")
+TWrapped_co = TypeVar(
+    "TWrapped_co", bound=MiddlewareResult[Any], default=MiddlewareResult[TResult], covariant=True
+)
+"""The `MiddlewareResult` subclass a stage hands its Output handlers (``InvokeModelResult``...).
+
+A stage written with three type arguments hands out the plain ``MiddlewareResult[TResult]``.
+Covariant, so ``MiddlewareStage[Any, Any, Any]`` accepts every stage.
+"""
 
 PhaseName: TypeAlias = Literal["Input", "Wrap", "Output"]
 
 
-class _PhaseToken(Generic[TContext, TResult, TEvent]):
+class _PhaseToken(Generic[TContext, TResult, TEvent, TWrapped_co]):
     """Common part of the three phase sub-tokens: which stage, which phase."""
 
     __slots__ = ("stage",)
     kind: ClassVar[PhaseName]
 
-    def __init__(self, stage: MiddlewareStage[TContext, TResult, TEvent]) -> None:
+    def __init__(self, stage: MiddlewareStage[TContext, TResult, TEvent, TWrapped_co]) -> None:
         self.stage = stage
 
     @property
@@ -72,7 +81,7 @@ class _PhaseToken(Generic[TContext, TResult, TEvent]):
 
 
 @final
-class MiddlewareInputPhase(_PhaseToken[TContext, TResult, TEvent]):
+class MiddlewareInputPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped_co]):
     """``stage.Input``: handlers that turn the context into the context the stage runs with."""
 
     __slots__ = ()
@@ -80,7 +89,7 @@ class MiddlewareInputPhase(_PhaseToken[TContext, TResult, TEvent]):
 
 
 @final
-class MiddlewareWrapPhase(_PhaseToken[TContext, TResult, TEvent]):
+class MiddlewareWrapPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped_co]):
     """``stage.Wrap``: async-generator handlers around the whole stage (also the bare stage)."""
 
     __slots__ = ()
@@ -88,7 +97,7 @@ class MiddlewareWrapPhase(_PhaseToken[TContext, TResult, TEvent]):
 
 
 @final
-class MiddlewareOutputPhase(_PhaseToken[TContext, TResult, TEvent]):
+class MiddlewareOutputPhase(_PhaseToken[TContext, TResult, TEvent, TWrapped_co]):
     """``stage.Output``: handlers that transform the stage's result once it is known."""
 
     __slots__ = ()
@@ -96,18 +105,26 @@ class MiddlewareOutputPhase(_PhaseToken[TContext, TResult, TEvent]):
 
 
 MiddlewarePhase: TypeAlias = (
-    MiddlewareInputPhase[TContext, TResult, TEvent]
-    | MiddlewareWrapPhase[TContext, TResult, TEvent]
-    | MiddlewareOutputPhase[TContext, TResult, TEvent]
+    MiddlewareInputPhase[TContext, TResult, TEvent, TWrapped_co]
+    | MiddlewareWrapPhase[TContext, TResult, TEvent, TWrapped_co]
+    | MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped_co]
 )
 """Any of a stage's three phase sub-tokens."""
 
 
-class MiddlewareStage(Generic[TContext, TResult, TEvent]):
+class MiddlewareStage(Generic[TContext, TResult, TEvent, TWrapped_co]):
     """A token naming one interception point, with its ``.Input``/``.Wrap``/``.Output`` phases.
 
     Stages compare and hash by identity: two stages with the same name are different stages.
     Frameworks may define their own and run them with ``MiddlewareRegistry.invoke``.
+
+    Two constructor forms, both typed:
+
+    * ``MiddlewareStage(name, result_type=Event)``: the result event class alone; Output
+      handlers receive a plain ``MiddlewareResult[Event]``.
+    * ``MiddlewareStage(name, result_type=Wrapper, result_event=Event)``, as strands'
+      middleware spells it: ``Wrapper`` is the `MiddlewareResult` subclass the stage hands its
+      Output handlers (the built-in stages are declared this way).
 
     Example:
         ```python
@@ -118,28 +135,70 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent]):
 
     Attributes:
         name: Used in ``repr`` and error messages.
-        result_type: The class of the stage's result event. The chain's result is the last event
-            of this class it yields; Output handlers receive it wrapped in a ``MiddlewareResult``.
+        result_event: The class of the stage's result event. The chain's result is the last
+            event of this class it yields.
+        result_type: What the constructor was given as ``result_type``: the wrapper class when
+            ``result_event`` was given too (strands' form), otherwise the result event class.
         Input: The Input phase sub-token.
         Wrap: The Wrap phase sub-token (registering on the bare stage means Wrap).
         Output: The Output phase sub-token.
     """
 
-    __slots__ = ("Input", "Output", "Wrap", "name", "result_type")
+    __slots__ = ("Input", "Output", "Wrap", "_wrapper", "name", "result_event", "result_type")
 
-    def __init__(self, name: str, *, result_type: type[TResult]) -> None:
+    @overload
+    def __init__(self, name: str, *, result_type: type[TResult]) -> None: ...
+
+    @overload
+    def __init__(
+        self, name: str, *, result_type: type[TWrapped_co], result_event: type[TResult]
+    ) -> None: ...
+
+    def __init__(
+        self, name: str, *, result_type: type[Any], result_event: type[Any] | None = None
+    ) -> None:
         if not isinstance(cast(object, name), str) or not name:
             raise TypeError(f"a stage name must be a non-empty str, got {name!r}")
-        if not isinstance(cast(object, result_type), type):
+        wrapper: type[Any] = MiddlewareResult
+        if result_event is None:
+            result_event = result_type
+            role = "the class of the stage's result event"
+        else:
+            wrapper = result_type
+            role = (
+                "the MiddlewareResult subclass Output handlers receive (result_event names the "
+                "result event class)"
+            )
+            if not isinstance(cast(object, result_event), type):
+                raise TypeError(
+                    f"result_event of stage {name!r} must be the class of the stage's result "
+                    f"event, got {result_event!r}"
+                )
+        if not isinstance(cast(object, result_type), type) or (
+            wrapper is result_type and not issubclass(result_type, MiddlewareResult)
+        ):
             raise TypeError(
-                f"result_type of stage {name!r} must be the class of the stage's result event, "
-                f"got {result_type!r}"
+                f"result_type of stage {name!r} must be {role}, got {result_type!r}"
+                + (
+                    "; subclass MiddlewareResult[YourEvent] (it reads .result like strands' "
+                    "result classes)"
+                    if wrapper is result_type
+                    else ""
+                )
             )
         self.name = name
-        self.result_type = result_type
-        self.Input: MiddlewareInputPhase[TContext, TResult, TEvent] = MiddlewareInputPhase(self)
-        self.Wrap: MiddlewareWrapPhase[TContext, TResult, TEvent] = MiddlewareWrapPhase(self)
-        self.Output: MiddlewareOutputPhase[TContext, TResult, TEvent] = MiddlewareOutputPhase(self)
+        self.result_type: type[Any] = result_type
+        self.result_event: type[TResult] = result_event
+        self._wrapper: Callable[[TResult], Any] = wrapper
+        self.Input: MiddlewareInputPhase[TContext, TResult, TEvent, TWrapped_co] = (
+            MiddlewareInputPhase(self)
+        )
+        self.Wrap: MiddlewareWrapPhase[TContext, TResult, TEvent, TWrapped_co] = (
+            MiddlewareWrapPhase(self)
+        )
+        self.Output: MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped_co] = (
+            MiddlewareOutputPhase(self)
+        )
 
     def __repr__(self) -> str:
         return f"MiddlewareStage({self.name!r})"
@@ -158,16 +217,23 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent]):
 
     def wrap(
         self, fn: MiddlewareHandler[TContext, TEvent]
-    ) -> Middleware[TContext, TResult, TEvent]:
+    ) -> Middleware[TContext, TResult, TEvent, TWrapped_co]:
         """Make a Wrap-phase `Middleware` of ``fn``; usable as a decorator."""
         return Middleware(self.Wrap, fn)
 
-    def input(self, fn: MiddlewareInputHandler[TContext]) -> Middleware[TContext, TResult, TEvent]:
+    def input(
+        self, fn: MiddlewareInputHandler[TContext]
+    ) -> Middleware[TContext, TResult, TEvent, TWrapped_co]:
         """Make an Input-phase `Middleware` of ``fn``; usable as a decorator."""
         return Middleware(self.Input, fn)
 
-    def output(self, fn: MiddlewareOutputHandler[TResult]) -> Middleware[TContext, TResult, TEvent]:
+    def output(
+        self, fn: StageOutputHandler[TWrapped_co, TResult]
+    ) -> Middleware[TContext, TResult, TEvent, TWrapped_co]:
         """Make an Output-phase `Middleware` of ``fn``; usable as a decorator.
+
+        ``fn`` receives the stage's own result wrapper (``InvokeModelResult`` on
+        ``InvokeModelStage``) and returns a wrapper of the same result event class.
 
         An Output handler runs once the stage's work is done (the tool ran, the model answered),
         so it cannot pause the call: an `InterruptException` it raises is refused and logged at
@@ -176,6 +242,15 @@ class MiddlewareStage(Generic[TContext, TResult, TEvent]):
         ``next_fn``.
         """
         return Middleware(self.Output, fn)
+
+
+def result_wrapper(
+    stage: MiddlewareStage[Any, TResult, Any, TWrapped_co],
+) -> Callable[[TResult], TWrapped_co]:
+    """The class ``stage`` wraps its result event in for its Output handlers."""
+    # Read through Any: the slot is the class's own, set once in __init__.
+    wrapper: Callable[[TResult], TWrapped_co] = cast(Any, stage)._wrapper
+    return wrapper
 
 
 def check_handler(phase: MiddlewarePhase[Any, Any, Any], handler: object) -> None:
@@ -195,7 +270,7 @@ def check_handler(phase: MiddlewarePhase[Any, Any, Any], handler: object) -> Non
 
 
 @final
-class Middleware(Generic[TContext, TResult, TEvent]):
+class Middleware(Generic[TContext, TResult, TEvent, TWrapped_co]):
     """One handler bound to the phase it runs in: what ``agent.use(...)`` registers.
 
     Build it with ``stage.wrap(fn)``, ``stage.input(fn)`` or ``stage.output(fn)`` (each works as a
@@ -212,25 +287,27 @@ class Middleware(Generic[TContext, TResult, TEvent]):
     @overload
     def __init__(
         self,
-        phase: MiddlewareInputPhase[TContext, TResult, TEvent],
+        phase: MiddlewareInputPhase[TContext, TResult, TEvent, TWrapped_co],
         handler: MiddlewareInputHandler[TContext],
     ) -> None: ...
 
     @overload
     def __init__(
         self,
-        phase: MiddlewareWrapPhase[TContext, TResult, TEvent],
+        phase: MiddlewareWrapPhase[TContext, TResult, TEvent, TWrapped_co],
         handler: MiddlewareHandler[TContext, TEvent],
     ) -> None: ...
 
     @overload
     def __init__(
         self,
-        phase: MiddlewareOutputPhase[TContext, TResult, TEvent],
-        handler: MiddlewareOutputHandler[TResult],
+        phase: MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped_co],
+        handler: StageOutputHandler[TWrapped_co, TResult],
     ) -> None: ...
 
-    def __init__(self, phase: MiddlewarePhase[TContext, TResult, TEvent], handler: Any) -> None:
+    def __init__(
+        self, phase: MiddlewarePhase[TContext, TResult, TEvent, TWrapped_co], handler: Any
+    ) -> None:
         if not isinstance(cast(object, phase), _PhaseToken):
             raise TypeError(
                 "Middleware needs a phase sub-token (stage.Input, stage.Wrap or stage.Output), "
@@ -241,12 +318,12 @@ class Middleware(Generic[TContext, TResult, TEvent]):
         self._handler = handler
 
     @property
-    def phase(self) -> MiddlewarePhase[TContext, TResult, TEvent]:
+    def phase(self) -> MiddlewarePhase[TContext, TResult, TEvent, TWrapped_co]:
         """The phase sub-token the handler runs in."""
         return self._phase
 
     @property
-    def stage(self) -> MiddlewareStage[TContext, TResult, TEvent]:
+    def stage(self) -> MiddlewareStage[TContext, TResult, TEvent, TWrapped_co]:
         """The stage the handler belongs to."""
         return self._phase.stage
 

@@ -5,7 +5,8 @@ helpers and runs the stage with the ``run_*`` runners; the runners enforce the h
 each stage so a host does not re-implement them. A host whose framework has a tool executor of
 its own runs `run_tool_stage` inside it, as the strands bridge does. `InterruptState` gives a
 host's interrupts their lifetime, and `process_model_stream` turns a model's Converse chunks
-into typed events.
+into typed events. `project_input_tokens` is the estimate a host puts on each model call's
+context (``projected_input_tokens``), computed as strands-agents computes it.
 """
 
 from ._agent_pass import run_agent_pass
@@ -13,6 +14,7 @@ from ._interrupt_state import InterruptState, PendingToolExecution
 from ._mixin import MiddlewareHostMixin
 from ._model_call import invoke_model_terminal, model_call_context, run_model_call
 from ._model_stream import process_model_stream
+from ._token_projection import project_input_tokens
 from ._tool_call import (
     copy_tool_use,
     make_tool_terminal,
@@ -30,6 +32,7 @@ __all__ = [
     "make_tool_terminal",
     "model_call_context",
     "process_model_stream",
+    "project_input_tokens",
     "run_agent_pass",
     "run_model_call",
     "run_tool_call",

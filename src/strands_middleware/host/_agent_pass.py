@@ -1,10 +1,15 @@
 """Running AgentStreamStage around one pass of a host's agent loop.
 
-The run-loop side of the spec: the pass's input is appended to history (and announced) before
-the chain runs; the result is the last `EventLoopStopEvent`; an interrupt raised by agent-stream
-middleware is registered here, activates the interrupt state and becomes an
-``EventLoopStopEvent("interrupt", ...)``; an interrupt raised after the stop event is refused; and
-a resumed pass that ends with nothing owed deactivates the state.
+The run-loop side of the stage: the pass's input is appended to history (and announced) inside
+the stage's terminal, as strands-agents (1.62) and the TypeScript SDK do, so a handler that
+short-circuits the pass leaves history untouched; the result is the last `EventLoopStopEvent`; an
+interrupt raised by agent-stream middleware is registered here, activates the interrupt state and
+becomes an ``EventLoopStopEvent("interrupt", ...)``; an interrupt raised after the stop event is
+refused; and a resumed pass that ends with nothing owed deactivates the state.
+
+A pass that an agent-stream gate pauses before its terminal ran has not appended its input yet:
+the input is held in the interrupt state and becomes the resumed pass's input, so the prompt a
+gate paused reaches the model once the gate lets it through.
 """
 
 from __future__ import annotations
@@ -22,16 +27,62 @@ from ._interrupt_state import InterruptState
 
 __all__ = ["run_agent_pass"]
 
+_HELD_INPUT = "agent_stream_input"
+"""Where the interrupt state holds the input of a pass a gate paused before its terminal ran."""
 
-def _checked(
-    terminal: Callable[[AgentStreamContext], AsyncGenerator[TypedEvent, None]], messages: Messages
-) -> Callable[[AgentStreamContext], AsyncGenerator[TypedEvent, None]]:
+_Terminal = Callable[[AgentStreamContext], AsyncGenerator[TypedEvent, None]]
+
+
+def _appending(
+    terminal: _Terminal,
+    messages: Messages,
+    history: list[Message],
+    on_message_added: Callable[[Message], Awaitable[object] | object],
+    appended: list[bool],
+) -> _Terminal:
+    """``terminal``, first appending the pass's input to history (what reaching it means)."""
+
     def run(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
         if context.messages is not messages:
             raise ReplacedMessagesError
+        appended.append(True)
+        for index, message in enumerate(messages):
+            history.append(message)
+            announced = on_message_added(message)
+            if inspect.isawaitable(announced):
+                # An announcement to await: the rest happens in a generator ahead of the pass.
+                rest = messages[index + 1 :]
+                return _after_input(
+                    context, terminal, history, on_message_added, announced=announced, rest=rest
+                )
+        # Nothing to await (nothing listens, or a resume with no input): the terminal's own
+        # stream, with no generator around it.
         return terminal(context)
 
     return run
+
+
+async def _after_input(
+    context: AgentStreamContext,
+    terminal: _Terminal,
+    history: list[Message],
+    on_message_added: Callable[[Message], Awaitable[object] | object],
+    *,
+    announced: Awaitable[object],
+    rest: Messages,
+) -> AsyncGenerator[TypedEvent, None]:
+    await announced
+    for message in rest:
+        history.append(message)
+        following = on_message_added(message)
+        if inspect.isawaitable(following):
+            await following
+    stream = terminal(context)
+    try:
+        async for event in stream:
+            yield event
+    finally:
+        await stream.aclose()
 
 
 async def run_agent_pass(
@@ -51,12 +102,14 @@ async def run_agent_pass(
         registry: Where the agent's handlers are registered.
         agent: The host agent, for the context.
         messages: The pass's input (possibly empty on a resume).
-        history: The agent's message list; the input is appended to it before the chain runs.
+        history: The agent's message list; the input is appended to it when the chain reaches
+            the terminal (not at all when a handler short-circuits the pass).
         invocation_state: Per-invocation state for the context.
         interrupt_state: The agent's interrupt state.
-        terminal: The host's pass (its event loop), given the context.
+        terminal: The host's pass (its event loop), given the context; the input is already in
+            ``history`` when it is called.
         on_message_added: Called (and awaited, if it returns an awaitable) with each input
-            message once it is in ``history``, before the chain runs.
+            message once it is in ``history``, before the terminal runs.
 
     Raises:
         MissingResultError: the chain produced no `EventLoopStopEvent`.
@@ -64,18 +117,18 @@ async def run_agent_pass(
             cleared first, so the agent is not left paused).
         ReplacedMessagesError: a handler replaced ``context.messages``.
     """
-    for message in messages:
-        history.append(message)
-        announced = on_message_added(message)
-        if inspect.isawaitable(announced):
-            await announced
+    held: Messages | None = interrupt_state.context.pop(_HELD_INPUT, None)
+    if held:
+        messages = [*held, *messages]
+    appended: list[bool] = []
     snapshot = interrupt_state.begin_pass()
     context = AgentStreamContext(
         agent=agent, messages=messages, invocation_state=invocation_state, _interrupts=snapshot
     )
     stop: EventLoopStopEvent | None = None
     try:
-        async with registry.open(AgentStreamStage, context, _checked(terminal, messages)) as stream:
+        run = _appending(terminal, messages, history, on_message_added, appended)
+        async with registry.open(AgentStreamStage, context, run) as stream:
             async for event in stream:
                 if isinstance(event, EventLoopStopEvent):
                     stop = event
@@ -92,6 +145,9 @@ async def run_agent_pass(
             ) from exc
         registered = interrupt_state.register(exc.interrupt)
         interrupt_state.activate()
+        if messages and not appended:
+            # Paused before the terminal: the input is not in history; the resume sends it.
+            interrupt_state.context[_HELD_INPUT] = messages
         yield EventLoopStopEvent(
             "interrupt",
             {"role": "assistant", "content": []},

@@ -14,8 +14,9 @@ from typing import Any, ClassVar, Protocol, TypeVar, cast, overload, runtime_che
 
 from typing_extensions import Self
 
-from ..engine._handlers import MiddlewareHandler, MiddlewareInputHandler, MiddlewareOutputHandler
+from ..engine._handlers import MiddlewareHandler, MiddlewareInputHandler, StageOutputHandler
 from ..engine._registry import MiddlewareRegistry, MiddlewareSource
+from ..engine._result import MiddlewareResult
 from ..engine._stage import (
     Middleware,
     MiddlewareInputPhase,
@@ -65,6 +66,7 @@ class AnswerCheck(Protocol):
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
 TEvent = TypeVar("TEvent")
+TWrapped = TypeVar("TWrapped", bound=MiddlewareResult[Any])
 
 
 class MiddlewareHostMixin:
@@ -161,8 +163,8 @@ class MiddlewareHostMixin:
     @overload
     def add_middleware(
         self,
-        stage_or_phase: MiddlewareOutputPhase[TContext, TResult, TEvent],
-        handler: MiddlewareOutputHandler[TResult],
+        stage_or_phase: MiddlewareOutputPhase[TContext, TResult, TEvent, TWrapped],
+        handler: StageOutputHandler[TWrapped, TResult],
     ) -> None: ...
 
     @overload

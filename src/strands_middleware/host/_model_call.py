@@ -25,11 +25,13 @@ def model_call_context(
     tool_choice: ToolChoice | None,
     invocation_state: dict[str, Any],
     model: Model,
+    projected_input_tokens: int | None = None,
 ) -> InvokeModelContext:
     """Build the context of one model call, with the defensive copies the stage promises.
 
     The request fields are deep-copied so handlers cannot reach into the agent's history through
-    them; ``invocation_state`` and ``model`` are passed by reference.
+    them; ``invocation_state`` and ``model`` are passed by reference. ``projected_input_tokens``
+    is what `project_input_tokens` gives for the host's history (None where a host cannot tell).
     """
     return InvokeModelContext(
         agent=agent,
@@ -39,6 +41,7 @@ def model_call_context(
         tool_choice=copy.deepcopy(tool_choice),
         invocation_state=invocation_state,
         model=model,
+        projected_input_tokens=projected_input_tokens,
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from typing_extensions import TypedDict, Unpack
 
 from ..content import Messages
+from ..engine._result import MiddlewareResult
 from ..engine._stage import MiddlewareStage
 from ..events import EventLoopStopEvent, TypedEvent
 from ..interrupts import (
@@ -20,7 +21,12 @@ from ..interrupts import (
     resolve_middleware_interrupt,
 )
 
-__all__ = ["AgentStreamChanges", "AgentStreamContext", "AgentStreamStage"]
+__all__ = [
+    "AgentStreamChanges",
+    "AgentStreamContext",
+    "AgentStreamResult",
+    "AgentStreamStage",
+]
 
 _NO_INTERRUPTS: Mapping[str, Interrupt] = MappingProxyType({})
 
@@ -40,16 +46,19 @@ class AgentStreamContext:
 
     * ``invocation_state`` is fully transformable: the terminal runs the pass with the context's
       dict, so ``replace(invocation_state=...)`` reaches the loop, the model and the tools.
-    * ``messages`` is this pass's input, **already appended to the agent's history** before the
-      chain runs (so the user turn and its ``MessageAddedEvent`` happen even when a handler
-      short-circuits). Editing those message dicts in place is visible to the model, because
-      they are the same objects as in the history. Replacing the list cannot take effect, and the
-      terminal raises an error rather than dropping it silently: rewrite the model's input with
-      an InvokeModelStage Input handler instead.
+    * ``messages`` is this pass's input. The stage's terminal appends it to the agent's history
+      (and announces it, ``MessageAddedEvent``) when the chain reaches it, as strands-agents
+      1.62 and the TypeScript SDK do: a handler that short-circuits the pass leaves history
+      untouched, and a handler that runs after ``next_fn`` finds the input in history. Editing
+      those message dicts in place before ``next_fn`` reaches history, since the terminal appends
+      the same objects. Replacing the list is refused on every host (the terminal raises
+      `ReplacedMessagesError` rather than drop it silently): rewrite the model's input with an
+      InvokeModelStage Input handler instead. A pass a gate pauses before ``next_fn`` keeps its
+      input for the resumed pass on the reference agent (strands-agents 1.62 drops it).
 
     Attributes:
         agent: The host agent running the pass.
-        messages: This pass's input messages (the very dicts in the agent's history).
+        messages: This pass's input messages (the dicts the terminal appends to history).
         invocation_state: Per-invocation state for the pass.
     """
 
@@ -81,9 +90,17 @@ class AgentStreamContext:
         return dataclasses.replace(self, **changes)
 
 
-AgentStreamStage = MiddlewareStage[AgentStreamContext, EventLoopStopEvent, TypedEvent](
-    "agentStream", result_type=EventLoopStopEvent
-)
+class AgentStreamResult(MiddlewareResult[EventLoopStopEvent]):
+    """What ``AgentStreamStage.Output`` handlers receive: the pass's `EventLoopStopEvent`.
+
+    Read the event as ``result.result`` or ``result.value``; build a new one with
+    ``result.replace(result=...)`` (or ``value=``) or ``AgentStreamResult(result=stop)``.
+    """
+
+
+AgentStreamStage = MiddlewareStage[
+    AgentStreamContext, EventLoopStopEvent, TypedEvent, AgentStreamResult
+]("agentStream", result_type=AgentStreamResult, result_event=EventLoopStopEvent)
 """One pass of the agent loop. Its result is the last `EventLoopStopEvent` the pass yields.
 
 Provisional: its input contract may change, so it lives in ``strands_middleware.experimental``.

@@ -12,6 +12,7 @@ from typing import Any
 from typing_extensions import TypedDict, Unpack
 
 from ..content import ToolUse
+from ..engine._result import MiddlewareResult
 from ..engine._stage import MiddlewareStage
 from ..events import ToolResultEvent, TypedEvent
 from ..interrupts import (
@@ -22,7 +23,7 @@ from ..interrupts import (
 )
 from ..tools import AgentTool
 
-__all__ = ["ExecuteToolChanges", "ExecuteToolContext", "ExecuteToolStage"]
+__all__ = ["ExecuteToolChanges", "ExecuteToolContext", "ExecuteToolResult", "ExecuteToolStage"]
 
 _NO_INTERRUPTS: Mapping[str, Interrupt] = MappingProxyType({})
 
@@ -108,9 +109,17 @@ class ExecuteToolContext:
         return dataclasses.replace(self, **changes)
 
 
-ExecuteToolStage = MiddlewareStage[ExecuteToolContext, ToolResultEvent, TypedEvent](
-    "executeTool", result_type=ToolResultEvent
-)
+class ExecuteToolResult(MiddlewareResult[ToolResultEvent]):
+    """What ``ExecuteToolStage.Output`` handlers receive: the call's `ToolResultEvent`.
+
+    Read the event as ``result.result`` or ``result.value``; build a new one with
+    ``result.replace(result=...)`` (or ``value=``) or ``ExecuteToolResult(result=event)``.
+    """
+
+
+ExecuteToolStage = MiddlewareStage[
+    ExecuteToolContext, ToolResultEvent, TypedEvent, ExecuteToolResult
+]("executeTool", result_type=ExecuteToolResult, result_event=ToolResultEvent)
 """A tool call. Its result is the `ToolResultEvent` the tool (or a handler) produces.
 
 A tool that raises is turned into an error result inside the terminal, so handlers always see a

@@ -9,11 +9,18 @@ from typing import Any
 from typing_extensions import TypedDict, Unpack
 
 from ..content import Messages, SystemContentBlock, SystemPrompt, ToolChoice, ToolSpec
+from ..engine._result import MiddlewareResult
 from ..engine._stage import MiddlewareStage
 from ..events import ModelStopReason, TypedEvent
 from ..models import Model
 
-__all__ = ["InvokeModelChanges", "InvokeModelContext", "InvokeModelStage", "split_system_prompt"]
+__all__ = [
+    "InvokeModelChanges",
+    "InvokeModelContext",
+    "InvokeModelResult",
+    "InvokeModelStage",
+    "split_system_prompt",
+]
 
 
 class InvokeModelChanges(TypedDict, total=False):
@@ -25,6 +32,7 @@ class InvokeModelChanges(TypedDict, total=False):
     tool_choice: ToolChoice | None
     invocation_state: dict[str, Any]
     model: Model
+    projected_input_tokens: int | None
 
 
 @dataclass
@@ -47,6 +55,11 @@ class InvokeModelContext:
         tool_choice: How the model should pick a tool, or None for the model's default.
         invocation_state: Per-invocation state shared with hooks and tools.
         model: The model the terminal streams.
+        projected_input_tokens: The host's estimate of this call's input tokens (strands'
+            estimate: the last call's reported usage plus the messages added since), or None
+            where the host gives none. Budget and context-window middleware read it. Replacing
+            ``messages`` does not update it: a handler that shrinks the request and wants later
+            handlers to see the new figure sets it too.
     """
 
     agent: Any
@@ -56,6 +69,7 @@ class InvokeModelContext:
     tool_choice: ToolChoice | None
     invocation_state: dict[str, Any]
     model: Model
+    projected_input_tokens: int | None = None
 
     def replace(self, **changes: Unpack[InvokeModelChanges]) -> InvokeModelContext:
         """Return a copy with only the given fields changed (``dataclasses.replace`` works too).
@@ -70,9 +84,26 @@ class InvokeModelContext:
         return dataclasses.replace(self, **changes)
 
 
-InvokeModelStage = MiddlewareStage[InvokeModelContext, ModelStopReason, TypedEvent](
-    "invokeModel", result_type=ModelStopReason
-)
+class InvokeModelResult(MiddlewareResult[ModelStopReason]):
+    """What ``InvokeModelStage.Output`` handlers receive: the call's `ModelStopReason`.
+
+    Read the event as ``result.result`` or ``result.value``; build a new one with
+    ``result.replace(result=...)`` (or ``value=``) or ``InvokeModelResult(result=stop)``.
+
+    Example:
+        ```python
+        @InvokeModelStage.output
+        def shout(result: InvokeModelResult) -> InvokeModelResult:
+            stop = result.result
+            retagged = ModelStopReason("custom", stop.message, stop.usage, stop.metrics)
+            return result.replace(result=retagged)
+        ```
+    """
+
+
+InvokeModelStage = MiddlewareStage[
+    InvokeModelContext, ModelStopReason, TypedEvent, InvokeModelResult
+]("invokeModel", result_type=InvokeModelResult, result_event=ModelStopReason)
 """A model call. Its result is the `ModelStopReason` that ends the model's stream.
 
 Handlers here can retry, cache, rate-limit, switch models per call, or rewrite the request and

@@ -85,7 +85,7 @@ async def run_handler_async(
             f"stage.input(fn) or stage.output(fn)), got {middleware!r}"
         )
     stage = middleware.stage
-    run: HandlerRun[TContext, TResult, TEvent] = HandlerRun(result_type=stage.result_type)
+    run: HandlerRun[TContext, TResult, TEvent] = HandlerRun(result_type=stage.result_event)
 
     async def terminal(received: TContext) -> AsyncGenerator[TEvent, None]:
         run.calls.append(received)

@@ -227,18 +227,37 @@ async def agent_stream_interrupt_after_the_pass_is_refused(trial: Trial) -> None
 @_agent_stream(cite.RESULT_ENCODING, cite.PER_STAGE_RESULTS)
 async def agent_stream_short_circuit_skips_the_pass(trial: Trial) -> None:
     """An agent-stream Wrap handler that yields its own EventLoopStopEvent without next_fn ends
-    the run with it; the model is not asked."""
+    the run with it; the model is not asked, and the pass's input never enters history (it is
+    appended when the chain reaches the stage's terminal, as in strands-agents 1.62): the next
+    run sends its own prompt alone."""
+    passes: list[int] = []
 
-    async def canned(
+    async def canned_once(
         context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
-        message: Message = {"role": "assistant", "content": [{"text": "Canned."}]}
-        yield EventLoopStopEvent("end_turn", message, ZERO_USAGE, ZERO_METRICS)
+        passes.append(1)
+        if len(passes) == 1:
+            message: Message = {"role": "assistant", "content": [{"text": "Canned."}]}
+            yield EventLoopStopEvent("end_turn", message, ZERO_USAGE, ZERO_METRICS)
+            return
+        async for event in next_fn(context):
+            yield event
 
-    built = trial.build([], middleware=[AgentStreamStage.wrap(canned)])
+    built = trial.build([text_turn("Answered.")], middleware=[AgentStreamStage.wrap(canned_once)])
     report = await built.agent.run("Hi")
     expect(not built.script.requests, "the model was asked")
     expect(
         (report.stop_reason, report.text) == ("end_turn", "Canned."),
         f"the run ended {report.stop_reason!r} with {report.text!r}",
+    )
+    second = await built.agent.run("Again")
+    expect(second.text == "Answered.", f"the next run ended with {second.text!r}")
+    sent = [
+        (message["role"], [block.get("text") for block in message["content"]])
+        for message in built.script.requests[0].messages
+    ]
+    expect(
+        sent == [("user", ["Again"])],
+        f"after a short-circuited pass the next run sent the model {sent}; expected its own "
+        "prompt alone (the short-circuited input is appended only when the terminal runs)",
     )

@@ -1,0 +1,147 @@
+"""`project_input_tokens`: the estimate of a model call's input tokens hosts put on the context.
+
+It follows strands-agents' estimate (1.62), so budget and context-window middleware read the same
+figure on every host:
+
+* the last model call's reported usage is a known baseline: the prompt it processed (cached
+  tokens included) plus what it generated, since that output is now part of the history; only the
+  messages after its assistant message are estimated and added;
+* with no baseline (the first call, or a previous call whose usage reports no input tokens, as a
+  model that reports no usage does), the whole request is estimated: system prompt, messages and
+  tool specs;
+* the estimate is a character heuristic: text counts one token per four characters, JSON (tool
+  inputs, structured tool results, tool specs) one per two characters of its serialised form,
+  each rounded up; images, documents and other binary content count nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from ..content import Message, SystemPrompt, ToolSpec, Usage
+
+__all__ = ["project_input_tokens", "prompt_tokens"]
+
+
+def project_input_tokens(
+    messages: Sequence[Message],
+    *,
+    system_prompt: SystemPrompt = None,
+    tool_specs: Sequence[ToolSpec] = (),
+    last_call: tuple[Message, Usage] | None = None,
+) -> int:
+    """Estimate the input tokens of a model call sending ``messages`` (strands' way).
+
+    Args:
+        messages: The conversation the call sends (the host's history).
+        system_prompt: The call's system prompt (a string or system content blocks).
+        tool_specs: The tools the call offers.
+        last_call: The assistant message the previous model call produced and the usage it
+            reported. When that message is still in ``messages`` (found by identity), its usage
+            is the baseline. Without it, the last assistant message carrying strands'
+            ``metadata["usage"]`` serves, so a strands history needs nothing more.
+
+    Returns:
+        The projected input tokens: ``InvokeModelContext.projected_input_tokens``.
+    """
+    found = _baseline(messages, last_call)
+    if found is not None:
+        index, usage = found
+        known = prompt_tokens(usage) + usage.get("outputTokens", 0)
+        return known + sum(_message_tokens(message) for message in messages[index + 1 :])
+    total = _system_prompt_tokens(system_prompt)
+    total += sum(_message_tokens(message) for message in messages)
+    total += sum(_json_tokens(spec) for spec in tool_specs)
+    return total
+
+
+def prompt_tokens(usage: Usage) -> int:
+    """The whole prompt a call processed, cached tokens included.
+
+    Providers either count cached tokens inside ``inputTokens`` or report them apart; when input
+    and output add up to the total, they are inside, otherwise the cache figures are added.
+    """
+    input_tokens = usage.get("inputTokens", 0)
+    if input_tokens + usage.get("outputTokens", 0) == usage.get("totalTokens", 0):
+        return input_tokens
+    return (
+        input_tokens + usage.get("cacheReadInputTokens", 0) + usage.get("cacheWriteInputTokens", 0)
+    )
+
+
+def _baseline(
+    messages: Sequence[Message], last_call: tuple[Message, Usage] | None
+) -> tuple[int, Usage] | None:
+    if last_call is not None:
+        produced, usage = last_call
+        # From the end: the previous call's message is nearly always among the last few.
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index] is produced:
+                return (index, usage) if prompt_tokens(usage) > 0 else None
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") != "assistant":
+            continue
+        metadata: object = cast("Mapping[str, Any]", message).get("metadata")
+        if isinstance(metadata, Mapping):
+            reported: object = cast("Mapping[str, Any]", metadata).get("usage")
+            if isinstance(reported, Mapping) and reported:
+                usage = cast(Usage, reported)
+                return (index, usage) if prompt_tokens(usage) > 0 else None
+    return None
+
+
+def _text_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def _json_tokens(value: object) -> int:
+    try:
+        return math.ceil(len(json.dumps(value)) / 2)
+    except (TypeError, ValueError):  # not serialisable (bytes, say): counted as nothing
+        return 0
+
+
+def _system_prompt_tokens(system_prompt: SystemPrompt) -> int:
+    if system_prompt is None:
+        return 0
+    if isinstance(system_prompt, str):
+        return _text_tokens(system_prompt)
+    return sum(_text_tokens(block["text"]) for block in system_prompt if "text" in block)
+
+
+def _message_tokens(message: Message) -> int:
+    total = 0
+    for block in cast("list[Mapping[str, Any]]", message.get("content", [])):
+        total += _block_tokens(block)
+    return total
+
+
+def _block_tokens(block: Mapping[str, Any]) -> int:
+    total = 0
+    if "text" in block:
+        total += _text_tokens(block["text"])
+    if "toolUse" in block:
+        tool_use = block["toolUse"]
+        total += _text_tokens(tool_use.get("name", "")) + _json_tokens(tool_use.get("input", {}))
+    if "toolResult" in block:
+        for item in block["toolResult"].get("content", []):
+            if "text" in item:
+                total += _text_tokens(item["text"])
+            if "json" in item:
+                total += _json_tokens(item["json"])
+    reasoning = block.get("reasoningContent")
+    if reasoning is not None and "text" in reasoning.get("reasoningText", {}):
+        total += _text_tokens(reasoning["reasoningText"]["text"])
+    guard = block.get("guardContent")
+    if guard is not None and "text" in guard.get("text", {}):
+        total += _text_tokens(guard["text"]["text"])
+    citations = block.get("citationsContent")
+    if citations is not None:
+        for item in citations.get("content", []):
+            if "text" in item:
+                total += _text_tokens(item["text"])
+    return total
