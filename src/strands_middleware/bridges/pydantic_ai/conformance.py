@@ -6,12 +6,17 @@ of the kit runs without pydantic-ai installed.
 Runs stream (an event-stream handler is given), so the model is asked through
 ``request_stream`` and handlers see the script's deltas. A paused run's state is pydantic-ai's
 own: the message history and the ``DeferredToolRequests`` as JSON.
+
+The scripted path is `ScriptedPydanticAIModel`; the native one pydantic-ai's own
+``FunctionModel`` playing the same script (`scripted_function_model`). Not declared: cancelling a
+run (pydantic-ai stops a run by cancelling its task; there is no run-wide signal for tools to
+watch) and the agent-stream stage.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from pydantic import TypeAdapter
 from pydantic_ai import Agent, RunContext
@@ -23,15 +28,16 @@ from pydantic_ai.messages import (
     ToolCallPart,
 )
 from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import DeferredToolRequests, ToolDefinition
 
-from ...conformance.harness import AgentSetup, Capability, HookName, RunReport
-from ...content import Message, Messages
+from ...conformance import AgentSetup, Capability, HookName, RunReport
+from ...content import Message, Messages, ToolChoice
 from ...testing import ScriptedModel
 from ._interrupts import interrupts_of, resume_results
 from ._messages import converse_message, converse_messages
 from .capability import PydanticAIMiddleware
-from .testing import ScriptedPydanticAIModel
+from .testing import ScriptedPydanticAIModel, scripted_function_model
 
 __all__ = ["PydanticAIAgent", "PydanticAIHarness"]
 
@@ -139,6 +145,11 @@ class PydanticAIAgent:
         self.paused = None
         return RunReport("end_turn", message)
 
+    def cancel(self) -> None:
+        raise NotImplementedError(
+            "a pydantic-ai agent has no run-wide cancel: cancel the task awaiting the run"
+        )
+
     def stream(self, prompt: str) -> AsyncIterator[object]:
         return self._stream(prompt)
 
@@ -172,11 +183,33 @@ class PydanticAIHarness:
             Capability.EVENT_STREAMING,
             Capability.HOOKS,
             Capability.RESUME_IN_ANOTHER_PROCESS,
+            Capability.TOOL_CHOICE,
         }
     )
+    known_failures: Mapping[str, str] = {
+        "unknown_tool_runs_the_chain_with_tool_none": (
+            "pydantic-ai (2.62 and newest tested) answers a call to a tool the agent does not "
+            "have itself, before any tool hook runs, so the chain never sees it"
+        ),
+        "unknown_tool_can_be_answered_by_middleware": (
+            "pydantic-ai answers a call to an unknown tool before any tool hook runs, so "
+            "middleware cannot answer it"
+        ),
+        "middleware_retry_is_one_hook_pair": (
+            "pydantic-ai's before/after tool-execute hooks run inside the handler its execution "
+            "hook is given, so a Wrap handler calling next_fn twice fires them twice"
+        ),
+        "middleware_retry_is_one_hook_pair[native model]": (
+            "pydantic-ai's tool-execute hooks fire twice for a Wrap handler calling next_fn "
+            "twice, whatever the model (see above)"
+        ),
+    }
 
     def model(self, script: ScriptedModel) -> object:
         return ScriptedPydanticAIModel(script)
+
+    def native_model(self, script: ScriptedModel) -> object:
+        return scripted_function_model(script)
 
     def build(self, setup: AgentSetup) -> PydanticAIAgent:
         agent, hooks = self._agent(setup)
@@ -195,11 +228,31 @@ class PydanticAIHarness:
     def _agent(self, setup: AgentSetup) -> tuple[Agent[None, Any], list[HookName]]:
         hooks: list[HookName] = []
         middleware = PydanticAIMiddleware(*setup.middleware)
+        if isinstance(setup.system_prompt, list):
+            raise ValueError(
+                "pydantic-ai joins an agent's instructions into one text, so system prompt "
+                "blocks would reach the model as one block: give the system prompt as a string, "
+                "or set blocks per call with an InvokeModelStage Input handler"
+            )
+        model: Any = setup.model if setup.model is not None else self.model(setup.script)
         agent: Agent[None, Any] = Agent(
-            ScriptedPydanticAIModel(setup.script),
+            model,
             tools=list(setup.tools),
             instructions=setup.system_prompt,
             capabilities=[_HookLog(hooks), middleware],
             output_type=_PAUSABLE,
+            model_settings=_settings(setup.tool_choice),
         )
         return agent, hooks
+
+
+def _settings(choice: ToolChoice | None) -> ModelSettings | None:
+    """pydantic-ai's model settings carrying a Converse tool choice (None for none)."""
+    if choice is None:
+        return None
+    given: Any = choice
+    if "auto" in given:
+        return {"tool_choice": "auto"}
+    if "any" in given:
+        return {"tool_choice": "required"}
+    return {"tool_choice": [str(given["tool"]["name"])]}

@@ -12,12 +12,15 @@ from ...engine.result import MiddlewareResult
 from ...events import ModelStopReason, TypedEvent
 from ...models import Model
 from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
-from ...testing import ScriptedModel, text_turn
-from ..clause import Trial, clause, expect
+from ...testing import ScriptedModel, text_turn, tool_turn
+from .._clause import ClauseFailed, Trial, clause, expect
+from .._harness import Capability
 from . import _sources as cite
 from ._probes import ZERO_METRICS, ZERO_USAGE, conversation, exception_chain, outcome
 
 __all__ = [
+    "configured_system_prompt_reaches_the_model",
+    "configured_tool_choice_reaches_the_model",
     "input_messages_reach_the_model",
     "input_system_prompt_reaches_the_model",
     "input_tool_choice_reaches_the_model",
@@ -37,7 +40,7 @@ def _spec_names(specs: list[ToolSpec] | None) -> list[str]:
     return sorted(spec["name"] for spec in specs or [])
 
 
-@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES, model_stage=True)
 async def input_system_prompt_reaches_the_model(trial: Trial) -> None:
     """A system prompt an Input handler sets with replace() is the one the model receives."""
 
@@ -54,7 +57,7 @@ async def input_system_prompt_reaches_the_model(trial: Trial) -> None:
     expect(sent == "Answer in French.", f"the model was sent system prompt {sent!r}")
 
 
-@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES, model_stage=True)
 async def input_messages_reach_the_model(trial: Trial) -> None:
     """Messages an Input handler replaces are what the model receives, for that call only: the
     agent's history keeps the user's own turn."""
@@ -78,7 +81,7 @@ async def input_messages_reach_the_model(trial: Trial) -> None:
     )
 
 
-@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES, model_stage=True)
 async def input_tool_specs_reach_the_model(trial: Trial) -> None:
     """Tool specs an Input handler narrows are the tools the model is offered."""
 
@@ -95,7 +98,7 @@ async def input_tool_specs_reach_the_model(trial: Trial) -> None:
     expect(offered == ["add"], f"the model was offered {offered}")
 
 
-@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES, model_stage=True)
 async def input_tool_choice_reaches_the_model(trial: Trial) -> None:
     """A tool choice an Input handler sets is the one the model receives."""
 
@@ -113,7 +116,7 @@ async def input_tool_choice_reaches_the_model(trial: Trial) -> None:
     expect(sent == {"any": {}}, f"the model was sent tool choice {sent!r}")
 
 
-@clause(cite.SYSTEM_PROMPT_UNION)
+@clause(cite.SYSTEM_PROMPT_UNION, model_stage=True)
 async def system_prompt_blocks_reach_the_model(trial: Trial) -> None:
     """A system prompt given as a list of content blocks reaches the model as those blocks."""
     blocks: Any = [{"text": "Be brief."}, {"text": "Be kind."}]
@@ -127,7 +130,7 @@ async def system_prompt_blocks_reach_the_model(trial: Trial) -> None:
     expect(sent == blocks, f"the model was sent system prompt blocks {sent!r}")
 
 
-@clause(cite.DEFENSIVE_COPIES, cite.CONVERSE_ONLY)
+@clause(cite.DEFENSIVE_COPIES, cite.CONVERSE_ONLY, model_stage=True)
 async def model_context_holds_what_the_model_receives(trial: Trial) -> None:
     """Unchanged, a model call's context holds exactly the request the model receives: the same
     messages, system prompt and tool specs, and nothing else."""
@@ -165,7 +168,7 @@ async def model_context_holds_what_the_model_receives(trial: Trial) -> None:
         )
 
 
-@clause(cite.DEFENSIVE_COPIES, cite.BUILT_IN_STAGES)
+@clause(cite.DEFENSIVE_COPIES, cite.BUILT_IN_STAGES, model_stage=True)
 async def model_context_is_a_defensive_copy(trial: Trial) -> None:
     """A handler editing the model call's context in place (messages, tool specs) changes neither
     the agent's history nor its tools."""
@@ -198,7 +201,7 @@ async def model_context_is_a_defensive_copy(trial: Trial) -> None:
     expect(offered == ["add"], f"after the edit the model was offered {offered}")
 
 
-@clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES)
+@clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES, model_stage=True)
 async def wrap_short_circuit_skips_the_model(trial: Trial) -> None:
     """A Wrap handler that yields its own ModelStopReason without calling next_fn answers the
     call: the model is not asked, and the answer is the run's result and joins the history."""
@@ -219,7 +222,7 @@ async def wrap_short_circuit_skips_the_model(trial: Trial) -> None:
     )
 
 
-@clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES)
+@clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES, model_stage=True)
 async def output_rewrite_reaches_the_history(trial: Trial) -> None:
     """A model call's Output handler that replaces the result changes what the run returns and
     what the history keeps."""
@@ -241,13 +244,13 @@ async def output_rewrite_reaches_the_history(trial: Trial) -> None:
     )
 
 
-@clause(cite.PER_CALL_MODEL)
+@clause(cite.PER_CALL_MODEL, model_stage=True)
 async def per_call_model_switch_leaves_the_agent_model(trial: Trial) -> None:
     """An Input handler that points one call at another model (replace(model=...)) sends that
     call there and leaves the agent's model for the next call."""
     other = ScriptedModel([text_turn("From the other model.")])
     # context.model holds the host's own model, whatever its shape.
-    other_model = cast(Model, trial.harness.model(other))
+    other_model = cast(Model, trial.model(other))
     models: list[object] = []
 
     def switch_once(context: InvokeModelContext) -> InvokeModelContext:
@@ -268,7 +271,7 @@ async def per_call_model_switch_leaves_the_agent_model(trial: Trial) -> None:
     )
 
 
-@clause(cite.CLEANUP_RULE, cite.USER_ERRORS)
+@clause(cite.CLEANUP_RULE, cite.USER_ERRORS, model_stage=True)
 async def model_error_reaches_handlers_unchanged(trial: Trial) -> None:
     """An exception the model raises reaches a Wrap handler as the very object, and, unless a
     handler handles it, ends the run with that exception."""
@@ -299,7 +302,7 @@ async def model_error_reaches_handlers_unchanged(trial: Trial) -> None:
     )
 
 
-@clause(cite.RESULT_RULE, cite.USER_ERRORS)
+@clause(cite.RESULT_RULE, cite.USER_ERRORS, model_stage=True)
 async def missing_model_result_is_an_error(trial: Trial) -> None:
     """A model call whose chain ends without a ModelStopReason ends the run with a RuntimeError
     naming the stage; it is never taken for an empty answer."""
@@ -321,3 +324,76 @@ async def missing_model_result_is_an_error(trial: Trial) -> None:
         if isinstance(link, RuntimeError) and "invokemodel" in str(link).lower()
     ]
     expect(bool(named), f"the run raised {ended!r}, not a RuntimeError naming invokeModel")
+
+
+@clause(cite.SYSTEM_PROMPT_UNION, cite.BUILT_IN_STAGES, model_stage=True)
+async def configured_system_prompt_reaches_the_model(trial: Trial) -> str | None:
+    """The agent's configured system prompt is what handlers see and what the model receives:
+    as its text when a string, as its blocks when a list of blocks (or, from a host that cannot
+    take blocks, a refusal when the agent is built)."""
+    seen: list[Any] = []
+
+    def record(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(copy.deepcopy(context.system_prompt))
+        return context
+
+    built = trial.build(
+        [text_turn("Fine.")],
+        middleware=[InvokeModelStage.input(record)],
+        system_prompt="Be brief.",
+    )
+    await built.agent.run("Hi")
+    sent = built.script.requests[0].system_prompt
+    expect(sent == "Be brief.", f"the model was sent system prompt {sent!r}, not the agent's")
+    expect(seen == ["Be brief."], f"the handler saw system prompt {seen!r}")
+    blocks: Any = [{"text": "Be brief."}, {"text": "Be kind."}]
+    try:
+        built = trial.build([text_turn("Fine.")], system_prompt=copy.deepcopy(blocks))
+    except (TypeError, ValueError) as refused:
+        return f"refuses system prompt blocks when built: {refused}"
+    await built.agent.run("Hi")
+    given = built.script.requests[0].system_prompt_content
+    expect(given == blocks, f"the model was sent system prompt blocks {given!r}, not the agent's")
+    return None
+
+
+async def _tool_choice_is_refused(trial: Trial) -> str:
+    try:
+        trial.build([text_turn("Fine.")], tools=[trial.tools.add], tool_choice={"auto": {}})
+    except (TypeError, ValueError):
+        return "not declared: a configured tool choice is refused when the agent is built"
+    raise ClauseFailed(
+        "the host declares no agent tool choice, yet built an agent with one: the choice would "
+        "be silently dropped"
+    )
+
+
+@clause(
+    cite.CONTEXT_TRANSFORMATION,
+    cite.BUILT_IN_STAGES,
+    needs=Capability.TOOL_CHOICE,
+    otherwise=_tool_choice_is_refused,
+    model_stage=True,
+)
+async def configured_tool_choice_reaches_the_model(trial: Trial) -> None:
+    """The agent's configured tool choice is what handlers see and what the model receives on
+    every call."""
+    seen: list[Any] = []
+
+    def record(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(copy.deepcopy(context.tool_choice))
+        return context
+
+    built = trial.build(
+        [_ADD_TURN, text_turn("3")],
+        tools=[trial.tools.add],
+        middleware=[InvokeModelStage.input(record)],
+        tool_choice={"auto": {}},
+    )
+    await built.agent.run("Add")
+    sent = [request.tool_choice for request in built.script.requests]
+    expect(sent == [{"auto": {}}] * 2, f"the model was sent tool choices {sent!r}")
+    expect(seen == [{"auto": {}}] * 2, f"the handlers saw tool choices {seen!r}")
+
+
+_ADD_TURN = tool_turn("add", {"a": 1, "b": 2}, "t1")

@@ -17,8 +17,8 @@ from ...stages.agent_stream import AgentStreamContext, AgentStreamStage
 from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
 from ...testing import text_turn, tool_turn
-from ..clause import Check, Clause, ClauseFailed, Trial, clause, expect
-from ..harness import Capability
+from .._clause import Check, Clause, ClauseFailed, Trial, clause, expect
+from .._harness import Capability
 from . import _sources as cite
 from ._probes import ZERO_METRICS, ZERO_USAGE, exception_chain, outcome, responses
 

@@ -19,7 +19,7 @@ from ...content import Messages
 from ...host.interrupt_state import InterruptState
 from ...testing import ScriptedModel
 from ...tools import tool
-from ..harness import AgentSetup, Capability, HookName, HookRecorder, RunReport
+from .._harness import AgentSetup, Capability, HookName, HookRecorder, RunReport
 
 __all__ = ["ReferenceAgent", "ReferenceHarness"]
 
@@ -46,6 +46,9 @@ class ReferenceAgent:
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         return _report(await self.agent.invoke_async(responses))
 
+    def cancel(self) -> None:
+        self.agent.cancel()
+
     def stream(self, prompt: str) -> AsyncIterator[object]:
         return self.agent.stream_async(prompt)
 
@@ -68,6 +71,7 @@ class ReferenceHarness:
 
     name = "reference"
     capabilities = frozenset(Capability)
+    known_failures: Mapping[str, str] = {}
 
     def model(self, script: ScriptedModel) -> object:
         return script
@@ -85,10 +89,12 @@ class ReferenceHarness:
         )
 
     def _agent(self, setup: AgentSetup, **restored: Any) -> Agent:
+        model: Any = setup.model if setup.model is not None else setup.script
         return Agent(
-            model=setup.script,
+            model=model,
             tools=[tool(function) for function in setup.tools],
             system_prompt=setup.system_prompt,
+            tool_choice=setup.tool_choice,
             middleware=setup.middleware,
             **restored,
         )

@@ -14,9 +14,9 @@ from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, Typed
 from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
 from ...testing import text_turn, tool_turn
-from ..clause import Trial, clause, expect
-from ..harness import Capability
-from ..harnesses.reference import ReferenceHarness
+from .._clause import Trial, clause, expect
+from .._harness import Capability
+from .._harnesses._reference import ReferenceHarness
 from . import _sources as cite
 from ._probes import public_event_class
 
@@ -104,7 +104,7 @@ def _observed_run_setup(trial: Trial, *more: Message) -> tuple[_Observer, _Obser
     return model, tool, built
 
 
-@clause(cite.BOUNDARY_RULE, cite.HOST_PROMISES)
+@clause(cite.BOUNDARY_RULE, cite.HOST_PROMISES, model_stage=True)
 async def handlers_see_only_this_librarys_types(trial: Trial) -> None:
     """Model and tool handlers get this library's contexts, events and MiddlewareResult holding
     this library's result events, with only plain Converse data inside: no host-native object."""
@@ -164,7 +164,7 @@ def _extra(value: Any, allowed: frozenset[str], where: str) -> list[str]:
     return [f"{where}.{key}" for key in cast("Mapping[str, Any]", value) if key not in allowed]
 
 
-@clause(cite.CONVERSE_ONLY, cite.BOUNDARY_RULE)
+@clause(cite.CONVERSE_ONLY, cite.BOUNDARY_RULE, model_stage=True)
 async def handlers_see_no_host_only_keys(trial: Trial) -> None:
     """The messages, tool uses and results handlers see carry Converse keys only, never the
     host's own bookkeeping (ids, metadata) on a message or block."""
@@ -197,7 +197,7 @@ async def _event_classes(trial: Trial) -> tuple[list[str], list[str]]:
     )
 
 
-@clause(cite.SAME_EVENTS, cite.RESULT_ENCODING, cite.BUILT_IN_STAGES)
+@clause(cite.SAME_EVENTS, cite.RESULT_ENCODING, cite.BUILT_IN_STAGES, model_stage=True)
 async def wrap_handlers_see_the_reference_event_stream(trial: Trial) -> str | None:
     """Wrap handlers see a call's stream as this library's typed events (text and tool-input
     deltas, the message, then the result): the same classes in the same order as on the

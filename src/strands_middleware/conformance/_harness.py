@@ -4,8 +4,12 @@ A harness knows one host (an agent framework with this library's middleware on i
 the clauses. The kit hands it an `AgentSetup` (a scripted model, a few plain-function tools, a
 system prompt, the middleware under test) and drives the agent it builds through `HostAgent`:
 run a prompt, resume with interrupt answers, stream a run so it can be stopped or cancelled,
-read the history and the hook calls, save a paused run. Everything else (what to check and how)
-belongs to the clauses.
+cancel a run, read the history and the hook calls, save a paused run. Everything else (what to
+check and how) belongs to the clauses.
+
+A harness also declares the clauses its host is known to break (`Harness.known_failures`), and may
+offer a chat model of the host's own kind (`Harness.native_model`), which the kit then uses for a
+second run of every model-stage clause.
 """
 
 from __future__ import annotations
@@ -15,12 +19,13 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ..content import Message, Messages
+from ..content import Message, Messages, SystemPrompt, ToolChoice
 from ..engine.registry import MiddlewareSource
 from ..interrupts import Interrupt
 from ..testing import ScriptedModel
 
 __all__ = [
+    "NATIVE_MODEL",
     "AgentSetup",
     "Capability",
     "Harness",
@@ -28,7 +33,11 @@ __all__ = [
     "HookRecorder",
     "HostAgent",
     "RunReport",
+    "native_model_of",
 ]
+
+NATIVE_MODEL = "[native model]"
+"""What a clause's id is followed by when it ran with the host's native model."""
 
 
 class Capability(enum.Enum):
@@ -61,6 +70,21 @@ class Capability(enum.Enum):
     Undeclared: the hook clause has nothing to observe and says so in the table ("n/a").
     """
 
+    CANCEL = "cancel a run"
+    """`HostAgent.cancel` stops the run in progress, and tool handlers watch the run's own cancel
+    signal (``ExecuteToolContext.cancel_signal``), which the cancel sets.
+
+    Undeclared: the cancel clause has nothing to observe and says so in the table ("n/a").
+    """
+
+    TOOL_CHOICE = "agent tool choice"
+    """An agent can be configured with a tool choice (`AgentSetup.tool_choice`) that reaches
+    every model call.
+
+    Undeclared: `Harness.build` must refuse a setup with a tool choice by raising, so a
+    configured choice is never silently dropped.
+    """
+
     RESUME_IN_ANOTHER_PROCESS = "resume in another process"
     """A paused run saved with `HostAgent.save` resumes in a fresh Python process.
 
@@ -86,13 +110,20 @@ class AgentSetup:
         tools: Plain functions (sync or ``async def``) with Google-style docstrings. Turn each
             into the host's own tool, named after the function.
         middleware: What to register, in this order, with the host's ``use()``.
-        system_prompt: The agent's system prompt.
+        system_prompt: The agent's system prompt: a string or a list of system content blocks
+            (a host that cannot take blocks refuses them in `Harness.build` by raising).
+        tool_choice: The agent's tool choice, for every model call (see
+            `Capability.TOOL_CHOICE`).
+        model: The host's model playing ``script``, made by the kit with `Harness.model` or
+            `Harness.native_model`; build the agent with it. None: make it with `Harness.model`.
     """
 
     script: ScriptedModel
     tools: Sequence[Callable[..., Any]] = ()
     middleware: Sequence[MiddlewareSource] = ()
-    system_prompt: str | None = None
+    system_prompt: SystemPrompt = None
+    tool_choice: ToolChoice | None = None
+    model: object | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +167,13 @@ class HostAgent(Protocol):
         """
         ...
 
+    def cancel(self) -> None:
+        """Cancel the run in progress (see `Capability.CANCEL`): it stops at its next step.
+
+        A host without run cancellation raises `NotImplementedError`.
+        """
+        ...
+
     def stream(self, prompt: str) -> AsyncIterator[object]:
         """The same run as `run`, as the host's own event stream.
 
@@ -171,8 +209,13 @@ class Harness(Protocol):
             name = "myframework"
             capabilities = frozenset({Capability.HOOKS})
 
+            known_failures = {}  # clause id -> why the host breaks it (the upstream behaviour)
+
             def model(self, script: ScriptedModel) -> object:
                 return MyFrameworkModelPlaying(script)
+
+            def native_model(self, script: ScriptedModel) -> object:  # optional
+                return MyFrameworksOwnChatModelClassPlaying(script)
 
             def build(self, setup: AgentSetup) -> HostAgent: ...
             def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> HostAgent: ...
@@ -189,10 +232,26 @@ class Harness(Protocol):
         """What the host supports (see `Capability`)."""
         ...
 
+    @property
+    def known_failures(self) -> Mapping[str, str]:
+        """The clauses the host breaks today: clause id to why, naming the upstream behaviour.
+
+        The one place a host's known failures are written: the command line, the pytest suite
+        and the support matrix read it. A listed clause must fail; once it passes, the kit says
+        so until the entry goes. A clause run with the host's native model (see
+        `native_model`) is listed as ``"<clause id>[native model]"``.
+        """
+        ...
+
     def model(self, script: ScriptedModel) -> object:
-        """A model of the host's own shape that plays ``script``.
+        """A model that plays ``script`` and that the host accepts (the scripted path).
 
         Handlers get it too: a clause points one model call at another model this way.
+
+        A harness may also offer ``native_model(script)``: a model of the host's own kind (a
+        class of the framework's model base, not this library's) driven by the same script,
+        so that ``script.requests`` still records what the host sent. When it does, the kit
+        runs every model-stage clause a second time with it.
         """
         ...
 
@@ -221,3 +280,12 @@ class HookRecorder:
 
     def __call__(self, event: object) -> None:
         self._log.append(self._name)
+
+
+def native_model_of(harness: Harness) -> Callable[[ScriptedModel], object] | None:
+    """The harness's ``native_model`` (see `Harness.model`), or None when it offers none."""
+    found: object = getattr(harness, "native_model", None)
+    if not callable(found):
+        return None
+    native: Callable[[ScriptedModel], object] = found
+    return native

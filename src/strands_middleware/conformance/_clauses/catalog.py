@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ...catalog import Cache, Retry, ToolApproval
 from ...testing import ScriptedModel, text_turn, tool_turn
-from ..clause import Trial, clause, expect
-from ..harness import AgentSetup
+from .._clause import Trial, clause, expect
+from .._harness import AgentSetup
 from . import _sources as cite
 from ._probes import last_tool_results, responses, texts
 
@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-@clause(cite.CATALOG)
+@clause(cite.CATALOG, model_stage=True)
 async def catalog_retry_recovers_a_failed_model_call(trial: Trial) -> None:
     """Retry calls the model again after a failure it is told to retry, and the run succeeds."""
     retry = Retry(attempts=3, on=(ConnectionError,), backoff=0.0, jitter=0.0)
@@ -26,13 +26,15 @@ async def catalog_retry_recovers_a_failed_model_call(trial: Trial) -> None:
     expect(len(built.script.requests) == 2, f"the model was asked {len(built.script.requests)}x")
 
 
-@clause(cite.CATALOG, cite.CONVERSE_ONLY)
+@clause(cite.CATALOG, cite.CONVERSE_ONLY, model_stage=True)
 async def catalog_cache_answers_a_repeated_call(trial: Trial) -> None:
     """One Cache shared by two agents of one model and system prompt answers the second agent's
     identical request without asking the model."""
     cache = Cache()
     script = ScriptedModel([text_turn("Cached answer."), text_turn("Fresh answer.")])
-    setup = AgentSetup(script=script, middleware=[cache], system_prompt="Be brief.")
+    setup = AgentSetup(
+        script=script, middleware=[cache], system_prompt="Be brief.", model=trial.model(script)
+    )
     first, second = trial.harness.build(setup), trial.harness.build(setup)
     await first.run("What is the capital of France?")
     report = await second.run("What is the capital of France?")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import threading
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -11,11 +14,13 @@ from ...engine.result import MiddlewareResult
 from ...events import ToolResultEvent, TypedEvent
 from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...testing import text_turn, tool_turn
-from ..clause import Trial, clause, expect
+from .._clause import Trial, clause, expect
+from .._harness import Capability
 from . import _sources as cite
 from ._probes import last_tool_results, texts, tool_results, tracked
 
 __all__ = [
+    "cancel_sets_the_signal_tool_handlers_hold",
     "raising_tool_becomes_an_error_result",
     "tool_context_describes_the_call",
     "tool_input_rewrite_reaches_the_tool",
@@ -288,3 +293,40 @@ async def tool_use_edits_do_not_reach_the_history(trial: Trial) -> None:
         [(use["name"], use["input"]) for use in requested] == [("add", {"a": 1, "b": 2})],
         f"the history's tool request became {requested}",
     )
+
+
+@clause(cite.BUILT_IN_STAGES, cite.HOST_PROMISES, needs=Capability.CANCEL)
+async def cancel_sets_the_signal_tool_handlers_hold(trial: Trial) -> None:
+    """Tool handlers hold the run's own cancel signal: the same one for every call of the run,
+    and `HostAgent.cancel()` sets it while a tool is running."""
+    signals: list[threading.Event] = []
+
+    def note(context: ExecuteToolContext) -> ExecuteToolContext:
+        signals.append(context.cancel_signal)
+        return context
+
+    built = trial.build(
+        [_ADD, tool_turn("wait_for_cancel", {}, "t2"), text_turn("Not cancelled.")],
+        tools=[trial.tools.add, trial.tools.wait_for_cancel],
+        middleware=[ExecuteToolStage.input(note)],
+    )
+    run = asyncio.ensure_future(built.agent.run("Add, then wait"))
+    waiting = asyncio.ensure_future(trial.tools.waiting.wait())
+    await asyncio.wait({run, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    try:
+        expect(trial.tools.waiting.is_set(), f"the run ended before its tool waited: {run!r}")
+        built.agent.cancel()
+        expect(len(signals) == 2, f"the tool handlers ran {len(signals)}x, expected 2")
+        expect(signals[1].is_set(), "cancel() did not set the signal the running call holds")
+        expect(
+            signals[0] is signals[1],
+            "each tool call was handed a cancel signal of its own, not the run's",
+        )
+        # The run stops at its next step; a host that leaves the waiting tool alone is
+        # cancelled below (cleanup clauses check what happens then).
+        await asyncio.wait({run}, timeout=2.0)
+    finally:
+        run.cancel()
+        with contextlib.suppress(BaseException):
+            await run
