@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ..content import Message, Messages, SystemPrompt, ToolChoice
+from ..content import Message, Messages, SystemPrompt, ToolChoice, Usage
 from ..engine.registry import MiddlewareSource
 from ..interrupts import Interrupt
 from ..testing import ScriptedModel
@@ -135,11 +135,16 @@ class RunReport:
         message: The last assistant message (only its ``role`` and ``content`` are read).
         interrupts: What the caller must answer before the run can go on, as this library's
             `Interrupt` (id, name, reason), when the run paused.
+        usage: The tokens this run (or resume) used, as the host's own result reports them;
+            None when the harness does not report them. A harness declaring
+            `Capability.AGENT_STREAM` reports them (a clause checks that a pass's Output
+            handler keeps them).
     """
 
     stop_reason: str
     message: Message
     interrupts: Sequence[Interrupt] = ()
+    usage: Usage | None = None
 
     @property
     def text(self) -> str:

@@ -138,9 +138,11 @@ class LangChainAgent:
         history = list(result["messages"])
         last = history[-1] if history else None
         message: Any = {"role": "assistant", "content": []}
+        stop_reason = "interrupt" if interrupts else "end_turn"
         if last is not None and not interrupts and last.type == "ai":
             message = converse_messages([last])[0][0]
-        stop_reason = "interrupt" if interrupts else "end_turn"
+            # An Output handler's stop reason, which the bridge keeps on the message.
+            stop_reason = str(last.response_metadata.get("stop_reason", stop_reason))
         return RunReport(stop_reason, message, tuple(interrupts))
 
 

@@ -16,7 +16,7 @@ watch) and the agent-stream stage.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
-from typing import Any, cast
+from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic_ai import Agent, RunContext
@@ -35,7 +35,7 @@ from ...conformance import AgentSetup, Capability, HookName, RunReport
 from ...content import Message, Messages, ToolChoice
 from ...testing import ScriptedModel
 from ._interrupts import interrupts_of, resume_results
-from ._messages import converse_message, converse_messages
+from ._messages import converse_message, converse_messages, stop_reason_of
 from .capability import PydanticAIMiddleware
 from .testing import ScriptedPydanticAIModel, scripted_function_model
 
@@ -143,7 +143,7 @@ class PydanticAIAgent:
             self.paused = output
             return RunReport("interrupt", message, tuple(interrupts_of(output)))
         self.paused = None
-        return RunReport("end_turn", message)
+        return RunReport(stop_reason_of(last) if last is not None else "end_turn", message)
 
     def cancel(self) -> None:
         raise NotImplementedError(

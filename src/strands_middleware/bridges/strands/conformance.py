@@ -144,4 +144,7 @@ def _report(result: Any) -> RunReport:
         Interrupt(id=i.id, name=i.name, reason=i.reason, response=i.response)
         for i in result.interrupts or ()
     )
-    return RunReport(str(result.stop_reason), result.message, interrupts)
+    # The figures of this invocation, as strands' telemetry reports them.
+    invocation = result.metrics.latest_agent_invocation
+    usage: Any = None if invocation is None else dict(invocation.usage)
+    return RunReport(str(result.stop_reason), result.message, interrupts, usage)

@@ -21,6 +21,7 @@ from ._probes import ZERO_METRICS, ZERO_USAGE, conversation, exception_chain, ou
 __all__ = [
     "configured_system_prompt_reaches_the_model",
     "configured_tool_choice_reaches_the_model",
+    "in_place_message_edits_reach_the_model",
     "input_messages_reach_the_model",
     "input_system_prompt_reaches_the_model",
     "input_tool_choice_reaches_the_model",
@@ -31,6 +32,7 @@ __all__ = [
     "model_error_reaches_handlers_unchanged",
     "output_rewrite_reaches_the_history",
     "per_call_model_switch_leaves_the_agent_model",
+    "per_call_switch_to_a_model_of_this_library",
     "system_prompt_blocks_reach_the_model",
     "wrap_short_circuit_skips_the_model",
 ]
@@ -343,8 +345,15 @@ async def configured_system_prompt_reaches_the_model(trial: Trial) -> str | None
         system_prompt="Be brief.",
     )
     await built.agent.run("Hi")
-    sent = built.script.requests[0].system_prompt
-    expect(sent == "Be brief.", f"the model was sent system prompt {sent!r}, not the agent's")
+    request = built.script.requests[0]
+    expect(
+        request.system_prompt == "Be brief.",
+        f"the model was sent system prompt {request.system_prompt!r}, not the agent's",
+    )
+    expect(
+        request.system_prompt_content == [{"text": "Be brief."}],
+        f"the model was sent system prompt blocks {request.system_prompt_content!r}",
+    )
     expect(seen == ["Be brief."], f"the handler saw system prompt {seen!r}")
     blocks: Any = [{"text": "Be brief."}, {"text": "Be kind."}]
     try:
@@ -397,3 +406,55 @@ async def configured_tool_choice_reaches_the_model(trial: Trial) -> None:
 
 
 _ADD_TURN = tool_turn("add", {"a": 1, "b": 2}, "t1")
+
+
+@clause(cite.CONTEXT_TRANSFORMATION, cite.DEFENSIVE_COPIES, model_stage=True)
+async def in_place_message_edits_reach_the_model(trial: Trial) -> None:
+    """Messages an Input handler edits, adds or removes in place (on the context's own list)
+    are what the model receives, for that call only: the history keeps every turn."""
+
+    def shout(context: InvokeModelContext) -> InvokeModelContext:
+        context.messages[-1]["content"] = [{"text": "HI"}]
+        context.messages.append({"role": "assistant", "content": [{"text": "noted"}]})
+        context.messages.append({"role": "user", "content": [{"text": "be brief"}]})
+        return context
+
+    built = trial.build([text_turn("ok")], middleware=[InvokeModelStage.input(shout)])
+    await built.agent.run("hi")
+    sent = conversation(built.script.requests[0].messages)
+    expected = [
+        ("user", [{"text": "HI"}]),
+        ("assistant", [{"text": "noted"}]),
+        ("user", [{"text": "be brief"}]),
+    ]
+    expect(sent == expected, f"the model was sent {sent}")
+
+    def drop_first(context: InvokeModelContext) -> InvokeModelContext:
+        del context.messages[0]
+        return context
+
+    built = trial.build(
+        [text_turn("one"), text_turn("two")], middleware=[InvokeModelStage.input(drop_first)]
+    )
+    await built.agent.run("first")
+    await built.agent.run("second")
+    sent = conversation(built.script.requests[1].messages)
+    expected = [("assistant", [{"text": "one"}]), ("user", [{"text": "second"}])]
+    expect(sent == expected, f"the second call sent {sent}")
+    kept = len(built.agent.messages)
+    expect(kept == 4, f"the history kept {kept} turns, not 4")
+
+
+@clause(cite.PER_CALL_MODEL, cite.CONVERSE_ONLY, model_stage=True)
+async def per_call_switch_to_a_model_of_this_library(trial: Trial) -> None:
+    """An Input handler can point a call at a model of this library's own shape (whatever the
+    host's model is): that model answers the call."""
+    backup = ScriptedModel([text_turn("From the backup.")])
+
+    def switch(context: InvokeModelContext) -> InvokeModelContext:
+        return context.replace(model=backup)
+
+    built = trial.build([], middleware=[InvokeModelStage.input(switch)])
+    report = await built.agent.run("Hi")
+    expect(report.text == "From the backup.", f"the switched call gave {report.text!r}")
+    expect(len(backup.requests) == 1, f"the backup was asked {len(backup.requests)}x")

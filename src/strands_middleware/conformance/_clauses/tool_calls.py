@@ -14,6 +14,7 @@ from ...engine.result import MiddlewareResult
 from ...events import ToolResultEvent, TypedEvent
 from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...testing import text_turn, tool_turn
+from ...tools import tool
 from .._clause import Trial, clause, expect
 from .._harness import Capability
 from . import _sources as cite
@@ -23,9 +24,11 @@ __all__ = [
     "cancel_sets_the_signal_tool_handlers_hold",
     "raising_tool_becomes_an_error_result",
     "tool_context_describes_the_call",
+    "tool_handlers_can_run_the_tool_themselves",
     "tool_input_rewrite_reaches_the_tool",
     "tool_next_fn_twice_runs_the_tool_again",
     "tool_output_rewrite_reaches_the_model",
+    "tool_switch_to_a_tool_of_this_library",
     "tool_use_edits_do_not_reach_the_history",
     "unknown_tool_can_be_answered_by_middleware",
     "unknown_tool_runs_the_chain_with_tool_none",
@@ -330,3 +333,62 @@ async def cancel_sets_the_signal_tool_handlers_hold(trial: Trial) -> None:
         run.cancel()
         with contextlib.suppress(BaseException):
             await run
+
+
+def _multiply(a: int, b: int) -> int:
+    """Multiply two integers.
+
+    Args:
+        a: The first factor.
+        b: The second factor.
+    """
+    return a * b
+
+
+@clause(cite.CONTEXT_TRANSFORMATION, cite.CONVERSE_ONLY)
+async def tool_switch_to_a_tool_of_this_library(trial: Trial) -> None:
+    """An Input handler can point a tool call at a tool of this library (``@tool``): that tool
+    answers the call, and the model reads its result."""
+
+    def switch(context: ExecuteToolContext) -> ExecuteToolContext:
+        return context.replace(tool=tool(_multiply))
+
+    built = trial.build(
+        [tool_turn("add", {"a": 2, "b": 3}, "t1"), text_turn("ok")],
+        tools=[trial.tools.add],
+        middleware=[ExecuteToolStage.input(switch)],
+    )
+    await built.agent.run("Go")
+    expect(not trial.tools.calls, f"the agent's own tool ran: {trial.tools.calls}")
+    sent = _results_sent(built.script.requests)
+    expect([texts(r) for r in sent] == ["6"], f"the model read {sent}")
+
+
+@clause(cite.CONVERSE_ONLY, cite.HANDLER_SHAPES)
+async def tool_handlers_can_run_the_tool_themselves(trial: Trial) -> None:
+    """``context.tool`` has this library's tool shape: a handler reads its name and Converse
+    spec and runs it with ``stream(tool_use, invocation_state)``, its events this library's."""
+    specs: list[tuple[str, list[str]]] = []
+    foreign: list[str] = []
+
+    async def run_it_myself(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        expect(context.tool is not None, "the handler was given no tool")
+        assert context.tool is not None
+        specs.append((context.tool.tool_name, sorted(context.tool.tool_spec)))
+        async for event in context.tool.stream(context.tool_use, context.invocation_state):
+            if not isinstance(event, TypedEvent):
+                foreign.append(type(event).__name__)
+            yield event
+
+    built = trial.build(
+        [tool_turn("add", {"a": 2, "b": 3}, "t1"), text_turn("ok")],
+        tools=[trial.tools.add],
+        middleware=[ExecuteToolStage.wrap(run_it_myself)],
+    )
+    await built.agent.run("Go")
+    expect(specs == [("add", ["description", "inputSchema", "name"])], f"the tool was {specs}")
+    expect(not foreign, f"the tool's stream gave events of no class of this library: {foreign}")
+    sent = _results_sent(built.script.requests)
+    expect([texts(r) for r in sent] == ["5"], f"the model read {sent}")

@@ -101,4 +101,6 @@ class ReferenceHarness:
 
 
 def _report(result: AgentResult) -> RunReport:
-    return RunReport(result.stop_reason, result.message, tuple(result.interrupts))
+    return RunReport(
+        result.stop_reason, result.message, tuple(result.interrupts), dict(result.usage)
+    )
