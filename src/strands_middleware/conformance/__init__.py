@@ -31,6 +31,7 @@ from ._harness import (
     HookRecorder,
     HostAgent,
     RunReport,
+    is_agent_tool,
 )
 from ._hosts import BUILT_IN_HOSTS, load_harness
 from ._runner import ClauseResult, HostReport, Outcome, format_table, run_clause, run_conformance
@@ -56,6 +57,7 @@ __all__ = [
     "Trial",
     "expect",
     "format_table",
+    "is_agent_tool",
     "load_harness",
     "run_clause",
     "run_conformance",

@@ -225,11 +225,13 @@ class Trial:
         tool_choice: ToolChoice | None = None,
     ) -> Built:
         """A fresh agent of the host playing ``turns``."""
-        setup = self.setup(
-            turns,
-            tools=tools,
-            middleware=middleware,
+        script = ScriptedModel(turns)
+        setup = AgentSetup(
+            script=script,
+            tools=tuple(tools),
+            middleware=tuple(middleware),
             system_prompt=system_prompt,
             tool_choice=tool_choice,
+            model=self.model(script),
         )
-        return Built(self.harness.build(setup), setup.script, setup)
+        return Built(self.harness.build(setup), script, setup)

@@ -17,12 +17,14 @@ from __future__ import annotations
 import enum
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeGuard
 
 from ..content import Message, Messages, SystemPrompt, ToolChoice, Usage
 from ..engine.registry import MiddlewareSource
 from ..interrupts import Interrupt
+from ..models import Model
 from ..testing import ScriptedModel
+from ..tools import AgentTool
 
 __all__ = [
     "NATIVE_MODEL",
@@ -33,6 +35,7 @@ __all__ = [
     "HookRecorder",
     "HostAgent",
     "RunReport",
+    "is_agent_tool",
     "native_model_of",
 ]
 
@@ -104,11 +107,14 @@ class AgentSetup:
     """Everything an agent of the host is built from.
 
     Attributes:
-        script: The model's turns. Build the host's model with `Harness.model` from it: the model
-            must play the script's turns through ``script.stream(...)``, so that
+        script: The model's turns (a `ScriptedModel`; a test of a catalog item may give any
+            model of this library's shape). Build the host's model with `Harness.model` from
+            it: the model must play the turns through ``script.stream(...)``, so that
             ``script.requests`` records what the host sent the model.
-        tools: Plain functions (sync or ``async def``) with Google-style docstrings. Turn each
-            into the host's own tool, named after the function.
+        tools: Plain functions (sync or ``async def``) with Google-style docstrings: turn each
+            into the host's own tool, named after the function. A tool of this library (an
+            `AgentTool`, such as a ``@tool`` function) is offered to the host as it is, through
+            the bridge's adapter for such tools.
         middleware: What to register, in this order, with the host's ``use()``.
         system_prompt: The agent's system prompt: a string or a list of system content blocks
             (a host that cannot take blocks refuses them in `Harness.build` by raising).
@@ -116,14 +122,16 @@ class AgentSetup:
             `Capability.TOOL_CHOICE`).
         model: The host's model playing ``script``, made by the kit with `Harness.model` or
             `Harness.native_model`; build the agent with it. None: make it with `Harness.model`.
+        messages: The history the agent starts from, as Converse.
     """
 
-    script: ScriptedModel
-    tools: Sequence[Callable[..., Any]] = ()
+    script: Model
+    tools: Sequence[Callable[..., Any] | AgentTool] = ()
     middleware: Sequence[MiddlewareSource] = ()
     system_prompt: SystemPrompt = None
     tool_choice: ToolChoice | None = None
     model: object | None = None
+    messages: Sequence[Message] = ()
 
 
 @dataclass(frozen=True)
@@ -170,6 +178,10 @@ class HostAgent(Protocol):
         the kit also sends malformed ones, which the host must refuse by raising, leaving the
         paused run as it was.
         """
+        ...
+
+    def use(self, *middleware: MiddlewareSource) -> object:
+        """Register more middleware on the agent, after what its setup gave."""
         ...
 
     def cancel(self) -> None:
@@ -248,7 +260,7 @@ class Harness(Protocol):
         """
         ...
 
-    def model(self, script: ScriptedModel) -> object:
+    def model(self, script: Model) -> object:
         """A model that plays ``script`` and that the host accepts (the scripted path).
 
         Handlers get it too: a clause points one model call at another model this way.
@@ -294,3 +306,9 @@ def native_model_of(harness: Harness) -> Callable[[ScriptedModel], object] | Non
         return None
     native: Callable[[ScriptedModel], object] = found
     return native
+
+
+def is_agent_tool(given: object) -> TypeGuard[AgentTool]:
+    """Whether ``given`` (an `AgentSetup.tools` item) is a tool of this library rather than a
+    plain function: offer such a tool to the host through the bridge's adapter for them."""
+    return hasattr(given, "tool_spec") and hasattr(given, "stream")

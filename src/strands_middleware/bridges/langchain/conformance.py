@@ -20,22 +20,29 @@ from __future__ import annotations
 import base64
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from langchain import agents as langchain_agents
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_langchain_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from ...conformance import AgentSetup, Capability, HookName, RunReport
-from ...content import Messages
+from ...conformance import AgentSetup, Capability, HookName, RunReport, is_agent_tool
+from ...content import Message, Messages, Usage
+from ...engine.registry import MiddlewareSource
+from ...models import Model
 from ...testing import ScriptedModel
-from ._converse import converse_messages
+from ...tools import AgentTool
+from ._converse import Shown, converse_messages, host_messages
 from ._interrupts import interrupts_of, resume_command
+from ._models import LibraryChatModel
+from ._tools import LibraryTool
 from .bridge import LangChainBridge
 from .testing import PlainScriptedChatModel, ScriptedChatModel
 
@@ -80,32 +87,60 @@ class _HookRecorder(AgentMiddleware[Any, Any, Any]):
 
 
 class LangChainAgent:
-    """A ``create_agent`` agent behind the kit's `HostAgent` interface (one thread)."""
+    """A ``create_agent`` agent behind the kit's `HostAgent` interface (one thread).
 
-    def __init__(self, agent: Any, saver: InMemorySaver, thread_id: str, hooks: list[HookName]):
+    Attributes:
+        agent: LangChain's compiled agent.
+        bridge: The `LangChainBridge` in its middleware, what handlers see as the agent.
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        saver: InMemorySaver,
+        *,
+        thread_id: str,
+        hooks: list[HookName],
+        bridge: LangChainBridge,
+        seed: Sequence[Message] = (),
+    ):
         self.agent = agent
+        self.bridge = bridge
         self._saver = saver
         self._config: Any = {"configurable": {"thread_id": thread_id}}
         self._thread_id = thread_id
         self._hooks = hooks
         self._paused: Any = None
+        self._seed = list(seed)
 
     async def run(self, prompt: str) -> RunReport:
         if self._paused is not None:
             raise RuntimeError(
                 "the run is paused on interrupts: resume it with their answers first"
             )
+        # The history the agent was set up with joins the thread with its first prompt.
+        seed, self._seed = list(host_messages(self._seed, Shown([]))), []
+        before = await self._length()
         result = await self.agent.ainvoke(
-            {"messages": [HumanMessage(content=prompt)]}, self._config
+            {"messages": [*seed, HumanMessage(content=prompt)]}, self._config
         )
-        return self._report(result)
+        return self._report(result, before + len(seed))
 
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         paused = self._paused
         if paused is None:
             paused = await self.agent.aget_state(self._config)
         command = resume_command(paused, responses)
-        return self._report(await self.agent.ainvoke(command, self._config))
+        before = await self._length()
+        return self._report(await self.agent.ainvoke(command, self._config), before)
+
+    def use(self, *middleware: MiddlewareSource) -> LangChainAgent:
+        self.bridge.use(*middleware)
+        return self
+
+    async def _length(self) -> int:
+        state = await self.agent.aget_state(self._config)
+        return len(state.values.get("messages", []))
 
     def cancel(self) -> None:
         raise NotImplementedError(
@@ -132,10 +167,16 @@ class LangChainAgent:
     def save(self) -> Mapping[str, Any]:
         return {"thread_id": self._thread_id, "saver": _encode(_saver_data(self._saver))}
 
-    def _report(self, result: Any) -> RunReport:
+    def _report(self, result: Any, before: int) -> RunReport:
         interrupts = interrupts_of(result) if "__interrupt__" in result else []
         self._paused = result if interrupts else None
         history = list(result["messages"])
+        usage: Usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+        for answer in history[before:]:
+            counted: Any = getattr(answer, "usage_metadata", None) or {}
+            usage["inputTokens"] += int(counted.get("input_tokens", 0))
+            usage["outputTokens"] += int(counted.get("output_tokens", 0))
+            usage["totalTokens"] += int(counted.get("total_tokens", 0))
         last = history[-1] if history else None
         message: Any = {"role": "assistant", "content": []}
         stop_reason = "interrupt" if interrupts else "end_turn"
@@ -143,7 +184,7 @@ class LangChainAgent:
             message = converse_messages([last])[0][0]
             # An Output handler's stop reason, which the bridge keeps on the message.
             stop_reason = str(last.response_metadata.get("stop_reason", stop_reason))
-        return RunReport(stop_reason, message, tuple(interrupts))
+        return RunReport(stop_reason, message, tuple(interrupts), usage)
 
 
 class LangChainHarness:
@@ -176,8 +217,12 @@ class LangChainHarness:
         ),
     }
 
-    def model(self, script: ScriptedModel) -> object:
-        return ScriptedChatModel(script)
+    def model(self, script: Model) -> object:
+        if isinstance(script, ScriptedModel):
+            return ScriptedChatModel(script)
+        if isinstance(script, BaseChatModel):  # a LangChain chat model already
+            return script
+        return LibraryChatModel(library_model=script)
 
     def native_model(self, script: ScriptedModel) -> object:
         return PlainScriptedChatModel(script=script)
@@ -207,12 +252,23 @@ class LangChainHarness:
             )
         agent = _create_agent(
             setup.model if setup.model is not None else self.model(setup.script),
-            tools=[as_langchain_tool(function) for function in setup.tools],
+            tools=[_tool(each) for each in setup.tools],
             system_prompt=system_prompt,
             middleware=[_HookRecorder(hooks), bridge],
             checkpointer=saver,
         )
-        return LangChainAgent(agent, saver, thread_id, hooks)
+        return LangChainAgent(
+            agent, saver, thread_id=thread_id, hooks=hooks, bridge=bridge, seed=setup.messages
+        )
+
+
+def _tool(given: Callable[..., Any] | AgentTool) -> BaseTool:
+    """A tool of this library through the bridge's adapter; a plain function as LangChain's."""
+    if is_agent_tool(given):
+        return LibraryTool(given)
+    function: Any = given
+    made: BaseTool = as_langchain_tool(function)
+    return made
 
 
 # ---- an in-memory checkpointer's content as JSON, and back --------------------------------

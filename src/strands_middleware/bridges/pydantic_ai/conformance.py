@@ -15,12 +15,13 @@ watch) and the agent-stream stage.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from typing import Any
 
 from pydantic import TypeAdapter
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, RunContext, Tool
 from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -31,11 +32,15 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import DeferredToolRequests, ToolDefinition
 
-from ...conformance import AgentSetup, Capability, HookName, RunReport
-from ...content import Message, Messages, ToolChoice
+from ...conformance import AgentSetup, Capability, HookName, RunReport, is_agent_tool
+from ...content import Message, Messages, ToolChoice, Usage
+from ...engine.registry import MiddlewareSource
+from ...events import ToolResultEvent
+from ...models import Model
 from ...testing import ScriptedModel
+from ...tools import AgentTool
 from ._interrupts import interrupts_of, resume_results
-from ._messages import converse_message, converse_messages, stop_reason_of
+from ._messages import converse_message, converse_messages, host_messages, stop_reason_of
 from .capability import PydanticAIMiddleware
 from .testing import ScriptedPydanticAIModel, scripted_function_model
 
@@ -104,10 +109,12 @@ class PydanticAIAgent:
         self,
         agent: Agent[None, Any],
         hooks: list[HookName],
+        bridge: PydanticAIMiddleware,
         history: list[ModelMessage] | None = None,
         paused: DeferredToolRequests | None = None,
     ) -> None:
         self.agent = agent
+        self.bridge = bridge
         self.history: list[ModelMessage] = history or []
         self.paused = paused
         self._hooks = hooks
@@ -120,7 +127,7 @@ class PydanticAIAgent:
         result = await self.agent.run(
             prompt, message_history=self.history, event_stream_handler=_drain
         )
-        return self._report(result.all_messages(), result.output)
+        return self._report(result.all_messages(), result.output, result.usage)
 
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         if self.paused is None:
@@ -131,19 +138,29 @@ class PydanticAIAgent:
             deferred_tool_results=results,
             event_stream_handler=_drain,
         )
-        return self._report(result.all_messages(), result.output)
+        return self._report(result.all_messages(), result.output, result.usage)
 
-    def _report(self, history: list[ModelMessage], output: Any) -> RunReport:
+    def use(self, *middleware: MiddlewareSource) -> PydanticAIAgent:
+        self.bridge.use(*middleware)
+        return self
+
+    def _report(self, history: list[ModelMessage], output: Any, counted: Any) -> RunReport:
         self.history = history
+        usage: Usage = {
+            "inputTokens": int(counted.input_tokens),
+            "outputTokens": int(counted.output_tokens),
+            "totalTokens": int(counted.input_tokens + counted.output_tokens),
+        }
         last = next((m for m in reversed(history) if isinstance(m, ModelResponse)), None)
         message: Message = (
             converse_message(last) if last is not None else {"role": "assistant", "content": []}
         )
         if isinstance(output, DeferredToolRequests):
             self.paused = output
-            return RunReport("interrupt", message, tuple(interrupts_of(output)))
+            return RunReport("interrupt", message, tuple(interrupts_of(output)), usage)
         self.paused = None
-        return RunReport(stop_reason_of(last) if last is not None else "end_turn", message)
+        stop_reason = stop_reason_of(last) if last is not None else "end_turn"
+        return RunReport(stop_reason, message, (), usage)
 
     def cancel(self) -> None:
         raise NotImplementedError(
@@ -205,27 +222,31 @@ class PydanticAIHarness:
         ),
     }
 
-    def model(self, script: ScriptedModel) -> object:
+    def model(self, script: Model) -> object:
         return ScriptedPydanticAIModel(script)
 
     def native_model(self, script: ScriptedModel) -> object:
         return scripted_function_model(script)
 
     def build(self, setup: AgentSetup) -> PydanticAIAgent:
-        agent, hooks = self._agent(setup)
-        return PydanticAIAgent(agent, hooks)
+        agent, hooks, bridge = self._agent(setup)
+        history = host_messages(list(setup.messages), (), (), []) if setup.messages else []
+        return PydanticAIAgent(agent, hooks, bridge, history)
 
     def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> PydanticAIAgent:
-        agent, hooks = self._agent(setup)
+        agent, hooks, bridge = self._agent(setup)
         paused = saved["paused"]
         return PydanticAIAgent(
             agent,
             hooks,
+            bridge,
             ModelMessagesTypeAdapter.validate_python(saved["history"]),
             None if paused is None else _REQUESTS.validate_python(paused),
         )
 
-    def _agent(self, setup: AgentSetup) -> tuple[Agent[None, Any], list[HookName]]:
+    def _agent(
+        self, setup: AgentSetup
+    ) -> tuple[Agent[None, Any], list[HookName], PydanticAIMiddleware]:
         hooks: list[HookName] = []
         middleware = PydanticAIMiddleware(*setup.middleware)
         if isinstance(setup.system_prompt, list):
@@ -237,13 +258,13 @@ class PydanticAIHarness:
         model: Any = setup.model if setup.model is not None else self.model(setup.script)
         agent: Agent[None, Any] = Agent(
             model,
-            tools=list(setup.tools),
+            tools=[_tool(each) for each in setup.tools],
             instructions=setup.system_prompt,
             capabilities=[_HookLog(hooks), middleware],
             output_type=_PAUSABLE,
             model_settings=_settings(setup.tool_choice),
         )
-        return agent, hooks
+        return agent, hooks, middleware
 
 
 def _settings(choice: ToolChoice | None) -> ModelSettings | None:
@@ -256,3 +277,41 @@ def _settings(choice: ToolChoice | None) -> ModelSettings | None:
     if "any" in given:
         return {"tool_choice": "required"}
     return {"tool_choice": [str(given["tool"]["name"])]}
+
+
+def _tool(given: Callable[..., Any] | AgentTool) -> Any:
+    """A plain function as it is (pydantic-ai makes it a tool); a tool of this library as a
+    pydantic-ai tool running the tool's own ``stream``."""
+    if not is_agent_tool(given):
+        return given
+    agent_tool: AgentTool = given
+
+    async def run(ctx: RunContext[Any], **arguments: Any) -> Any:
+        tool_use: Any = {
+            "toolUseId": ctx.tool_call_id or "",
+            "name": agent_tool.tool_name,
+            "input": arguments,
+        }
+        result: ToolResultEvent | None = None
+        async for event in agent_tool.stream(tool_use, {}):
+            if isinstance(event, ToolResultEvent):
+                result = event
+        if result is None:
+            raise RuntimeError(f"the tool {agent_tool.tool_name} ended without a result")
+        contents = result.tool_result["content"]
+        if result.tool_result["status"] == "error":
+            # What the tool raised, as pydantic-ai would see it raised.
+            text = "".join(str(item.get("text", "")) for item in contents)
+            raise result.exception or ToolFailed(text)
+        if len(contents) == 1 and "json" in contents[0]:
+            return contents[0]["json"]
+        return "".join(str(item.get("text", "")) for item in contents)
+
+    spec = agent_tool.tool_spec
+    return Tool.from_schema(
+        run,
+        name=spec["name"],
+        description=spec.get("description"),
+        json_schema=spec["inputSchema"]["json"],
+        takes_ctx=True,
+    )

@@ -11,8 +11,10 @@ has none, so a setup with one is refused).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+import contextlib
+import copy
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any, cast
 
 import strands
 from strands.hooks import (
@@ -21,11 +23,22 @@ from strands.hooks import (
     BeforeModelCallEvent,
     BeforeToolCallEvent,
 )
+from strands.types.exceptions import EventLoopException
 
-from ...conformance import AgentSetup, Capability, HookName, HookRecorder, RunReport
+from ...conformance import (
+    AgentSetup,
+    Capability,
+    HookName,
+    HookRecorder,
+    RunReport,
+    is_agent_tool,
+)
 from ...content import Messages
+from ...engine.registry import MiddlewareSource
 from ...interrupts import Interrupt
+from ...models import Model
 from ...testing import ScriptedModel
+from ._tools import LibraryTool
 from .bridge import StrandsBridge
 from .testing import ScriptedStrandsModel
 
@@ -49,11 +62,17 @@ class StrandsAgent:
             agent.add_hook(HookRecorder(self._hooks, name), event_type)
 
     async def run(self, prompt: str) -> RunReport:
-        return _report(await self.agent.invoke_async(prompt))
+        with _unwrapped():
+            return _report(await self.agent.invoke_async(prompt))
 
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         prompt: Any = responses
-        return _report(await self.agent.invoke_async(prompt))
+        with _unwrapped():
+            return _report(await self.agent.invoke_async(prompt))
+
+    def use(self, *middleware: MiddlewareSource) -> StrandsAgent:
+        StrandsBridge.of(self.agent).use(*middleware)
+        return self
 
     def cancel(self) -> None:
         self.agent.cancel()
@@ -92,7 +111,7 @@ class StrandsHarness:
         ),
     }
 
-    def model(self, script: ScriptedModel) -> object:
+    def model(self, script: Model) -> object:
         # strands reads ``stateful`` off its model; this library's models do not have it.
         played: Any = script
         if not hasattr(played, "stateful"):
@@ -131,12 +150,26 @@ class StrandsHarness:
         model: Any = setup.model if setup.model is not None else self.model(setup.script)
         agent = strands.Agent(
             model=model,
-            tools=[as_tool(function) for function in setup.tools],
+            tools=[LibraryTool(t) if is_agent_tool(t) else as_tool(t) for t in setup.tools],
+            messages=cast(Any, copy.deepcopy(list(setup.messages))),
             system_prompt=setup.system_prompt,
             callback_handler=None,
         )
         StrandsBridge.of(agent).use(*setup.middleware)
         return agent
+
+
+@contextlib.contextmanager
+def _unwrapped() -> Iterator[None]:
+    """Raise what the middleware or the model raised, as the reference agent does.
+
+    strands wraps an exception from a cycle after a tool round in its ``EventLoopException``
+    (a documented difference); the original is what a caller of the kit compares.
+    """
+    try:
+        yield
+    except EventLoopException as error:
+        raise error.original_exception from None
 
 
 def _report(result: Any) -> RunReport:

@@ -299,7 +299,8 @@ async def resumed_report(
     setup = resume_setup(trial)
     agent = harness.restore(setup, saved)
     report = await agent.resume(answers)
-    requests = setup.script.requests
+    script: Any = setup.script  # the ScriptedModel resume_setup made
+    requests: list[Any] = script.requests
     return {
         "stop_reason": report.stop_reason,
         "text": report.text,

@@ -6,7 +6,14 @@ import copy
 from collections.abc import AsyncGenerator
 from typing import Any, cast
 
-from ...content import Message, ToolChoiceAny, ToolChoiceAnyDict, ToolSpec
+from ...content import (
+    Message,
+    ToolChoiceAny,
+    ToolChoiceAnyDict,
+    ToolChoiceAuto,
+    ToolChoiceAutoDict,
+    ToolSpec,
+)
 from ...engine.handlers import MiddlewareNext
 from ...engine.result import MiddlewareResult
 from ...events import ModelStopReason, TypedEvent
@@ -368,7 +375,7 @@ async def configured_system_prompt_reaches_the_model(trial: Trial) -> str | None
 
 async def _tool_choice_is_refused(trial: Trial) -> str:
     try:
-        trial.build([text_turn("Fine.")], tools=[trial.tools.add], tool_choice={"auto": {}})
+        trial.build([text_turn("Fine.")], tools=[trial.tools.add], tool_choice=_AUTO)
     except (TypeError, ValueError):
         return "not declared: a configured tool choice is refused when the agent is built"
     raise ClauseFailed(
@@ -397,7 +404,7 @@ async def configured_tool_choice_reaches_the_model(trial: Trial) -> None:
         [_ADD_TURN, text_turn("3")],
         tools=[trial.tools.add],
         middleware=[InvokeModelStage.input(record)],
-        tool_choice={"auto": {}},
+        tool_choice=_AUTO,
     )
     await built.agent.run("Add")
     sent = [request.tool_choice for request in built.script.requests]
@@ -406,6 +413,7 @@ async def configured_tool_choice_reaches_the_model(trial: Trial) -> None:
 
 
 _ADD_TURN = tool_turn("add", {"a": 1, "b": 2}, "t1")
+_AUTO: ToolChoiceAutoDict = {"auto": ToolChoiceAuto()}
 
 
 @clause(cite.CONTEXT_TRANSFORMATION, cite.DEFENSIVE_COPIES, model_stage=True)
