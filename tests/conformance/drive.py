@@ -10,9 +10,13 @@ the framework's own agent object).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import Any
+import concurrent.futures
+import copy
+import functools
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from typing import Any, TypeVar
 
+from strands_middleware.agent import AgentResult
 from strands_middleware.conformance import (
     BUILT_IN_HOSTS,
     AgentSetup,
@@ -21,9 +25,11 @@ from strands_middleware.conformance import (
     RunReport,
     load_harness,
 )
-from strands_middleware.content import Messages
+from strands_middleware.content import Messages, SystemPrompt
 from strands_middleware.engine.registry import MiddlewareSource
+from strands_middleware.models import Model
 from strands_middleware.testing import ScriptedModel, ScriptedTurn
+from strands_middleware.tools import AgentTool
 
 HOSTS: dict[str, Harness] = {
     name: load_harness(name) for name, host in BUILT_IN_HOSTS.items() if host.installed
@@ -79,3 +85,97 @@ def drive(
         system_prompt=system_prompt,
     )
     return Driven(HOSTS[host].build(setup), script)
+
+
+# ---- an agent of any host with the reference agent's keywords (the catalog's tests) --------
+
+T = TypeVar("T")
+
+
+def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` in an event loop of its own (in a thread when one is running here)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def _is_resume(prompt: object) -> bool:
+    return (
+        isinstance(prompt, list)
+        and bool(prompt)
+        and all(isinstance(block, dict) and "interruptResponse" in block for block in prompt)
+    )
+
+
+class HarnessAgent:
+    """An agent of a host, built through its harness from the reference agent's keywords.
+
+    Called (or ``invoke_async``) with a prompt, or with ``interruptResponse`` blocks to resume;
+    answers with the reference agent's `AgentResult`. ``agent`` is what handlers see as
+    ``context.agent`` there: what a catalog item keeps per-agent state by.
+
+    Attributes:
+        model: The model given.
+        host: The agent, as its harness built it.
+    """
+
+    def __init__(
+        self,
+        harness: Harness,
+        *,
+        model: Model,
+        tools: Iterable[Callable[..., Any] | AgentTool] = (),
+        system_prompt: SystemPrompt = None,
+        middleware: Iterable[MiddlewareSource] = (),
+        messages: Messages | None = None,
+    ) -> None:
+        self.model = model
+        setup = AgentSetup(
+            script=model,
+            tools=tuple(tools),
+            middleware=tuple(middleware),
+            system_prompt=system_prompt,
+            messages=copy.deepcopy(list(messages or [])),
+        )
+        self.host = harness.build(setup)
+
+    @property
+    def agent(self) -> object:
+        """What the host hands handlers as ``context.agent``."""
+        return self.host.handlers_agent
+
+    def use(self, *middleware: MiddlewareSource) -> HarnessAgent:
+        self.host.use(*middleware)
+        return self
+
+    def __call__(self, prompt: Any = None) -> AgentResult:
+        return run_to_end(self.invoke_async(prompt))
+
+    async def invoke_async(self, prompt: Any = None) -> AgentResult:
+        if _is_resume(prompt):
+            report = await self.host.resume(prompt)
+        else:
+            report = await self.host.run(prompt)
+        usage: Any = dict(report.usage or {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0})
+        return AgentResult(
+            stop_reason=report.stop_reason,
+            message=report.message,
+            interrupts=list(report.interrupts),
+            usage=usage,
+            metrics={"latencyMs": 0},
+        )
+
+    @property
+    def messages(self) -> Messages:
+        return self.host.messages
+
+
+AgentFactory = Callable[..., HarnessAgent]
+
+AGENTS: dict[str, AgentFactory] = {
+    name: functools.partial(HarnessAgent, harness) for name, harness in HOSTS.items()
+}
+"""Build an agent on any installed host with the reference agent's keywords."""

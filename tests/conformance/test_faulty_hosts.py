@@ -35,6 +35,8 @@ _AGENT_STREAM = {
     "agent_stream_gate_asks_once_per_cycle",
     "agent_stream_interrupt_after_the_pass_is_refused",
     "agent_stream_short_circuit_skips_the_pass",
+    "agent_stream_output_rewrite_keeps_the_usage",
+    "agent_stream_wrap_handlers_see_the_reference_events",
 }
 
 CAUGHT: list[tuple[Harness, set[str]]] = [
@@ -49,6 +51,7 @@ CAUGHT: list[tuple[Harness, set[str]]] = [
             "raising_tool_becomes_an_error_result",
             "output_skipped_while_the_call_is_paused",
             "agent_stream_output_rewrite_reaches_the_result",
+            "agent_stream_output_rewrite_keeps_the_usage",
         },
     ),
     (LeaksGenerators(), {"handlers_closed_innermost_first_on_early_stop"}),
@@ -93,6 +96,7 @@ CAUGHT: list[tuple[Harness, set[str]]] = [
             "handlers_see_only_this_librarys_types",
             "handlers_see_no_host_only_keys",
             "wrap_handlers_see_the_reference_event_stream",
+            "agent_stream_wrap_handlers_see_the_reference_events",
         },
     ),
     (IgnoresAgentStream(), _AGENT_STREAM),

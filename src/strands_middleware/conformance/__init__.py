@@ -34,7 +34,15 @@ from ._harness import (
     is_agent_tool,
 )
 from ._hosts import BUILT_IN_HOSTS, load_harness
-from ._runner import ClauseResult, HostReport, Outcome, format_table, run_clause, run_conformance
+from ._runner import (
+    ClauseResult,
+    HostReport,
+    Outcome,
+    format_table,
+    known_failures_of,
+    run_clause,
+    run_conformance,
+)
 
 __all__ = [
     "BUILT_IN_HOSTS",
@@ -58,6 +66,7 @@ __all__ = [
     "expect",
     "format_table",
     "is_agent_tool",
+    "known_failures_of",
     "load_harness",
     "run_clause",
     "run_conformance",

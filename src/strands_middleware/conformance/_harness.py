@@ -184,6 +184,12 @@ class HostAgent(Protocol):
         """Register more middleware on the agent, after what its setup gave."""
         ...
 
+    @property
+    def handlers_agent(self) -> object:
+        """What the host hands handlers as ``context.agent``: the one object per agent that
+        middleware keeps per-agent state by (the framework's agent, or the bridge on it)."""
+        ...
+
     def cancel(self) -> None:
         """Cancel the run in progress (see `Capability.CANCEL`): it stops at its next step.
 

@@ -134,6 +134,10 @@ class LangChainAgent:
         before = await self._length()
         return self._report(await self.agent.ainvoke(command, self._config), before)
 
+    @property
+    def handlers_agent(self) -> object:
+        return self.bridge
+
     def use(self, *middleware: MiddlewareSource) -> LangChainAgent:
         self.bridge.use(*middleware)
         return self

@@ -140,6 +140,10 @@ class PydanticAIAgent:
         )
         return self._report(result.all_messages(), result.output, result.usage)
 
+    @property
+    def handlers_agent(self) -> object:
+        return self.agent
+
     def use(self, *middleware: MiddlewareSource) -> PydanticAIAgent:
         self.bridge.use(*middleware)
         return self

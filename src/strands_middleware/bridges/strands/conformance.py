@@ -70,6 +70,10 @@ class StrandsAgent:
         with _unwrapped():
             return _report(await self.agent.invoke_async(prompt))
 
+    @property
+    def handlers_agent(self) -> object:
+        return self.agent
+
     def use(self, *middleware: MiddlewareSource) -> StrandsAgent:
         StrandsBridge.of(self.agent).use(*middleware)
         return self

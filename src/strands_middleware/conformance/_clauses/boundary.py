@@ -23,6 +23,7 @@ from ._probes import public_event_class
 __all__ = [
     "handlers_see_no_host_only_keys",
     "handlers_see_only_this_librarys_types",
+    "handlers_see_the_hosts_agent",
     "wrap_handlers_see_the_reference_event_stream",
 ]
 
@@ -223,3 +224,32 @@ async def wrap_handlers_see_the_reference_event_stream(trial: Trial) -> str | No
         f"a tool call's Wrap handler saw {tool_events}; on the reference agent {expected_tool}",
     )
     return None
+
+
+@clause(cite.BUILT_IN_STAGES, cite.HOST_PROMISES)
+async def handlers_see_the_hosts_agent(trial: Trial) -> None:
+    """Every handler of an agent's runs gets the same ``context.agent``: the object the host
+    says it hands them (`HostAgent.handlers_agent`), which per-agent state is kept by."""
+    seen: list[object] = []
+
+    def on_model(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(context.agent)
+        return context
+
+    def on_tool(context: ExecuteToolContext) -> ExecuteToolContext:
+        seen.append(context.agent)
+        return context
+
+    built = trial.build(
+        [tool_turn("add", {"a": 1, "b": 2}, "t1"), text_turn("3"), text_turn("Again.")],
+        tools=[trial.tools.add],
+        middleware=[InvokeModelStage.input(on_model), ExecuteToolStage.input(on_tool)],
+    )
+    await built.agent.run("Add")
+    await built.agent.run("Again")
+    expected = built.agent.handlers_agent
+    expect(len(seen) == 4, f"the handlers ran {len(seen)}x, expected 4")
+    expect(
+        all(agent is expected for agent in seen),
+        f"the handlers saw {seen!r}; the host says it hands them {expected!r}",
+    )

@@ -47,6 +47,10 @@ class ReferenceAgent:
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         return _report(await self.agent.invoke_async(responses))
 
+    @property
+    def handlers_agent(self) -> object:
+        return self.agent
+
     def use(self, *middleware: MiddlewareSource) -> ReferenceAgent:
         self.agent.use(*middleware)
         return self
