@@ -84,7 +84,7 @@ test-langchain-floor: $(STAMP) redis-server
 	$(UV) pip install --quiet --python $(LANGCHAIN_FLOOR_VENV)/bin/python -e ".[dev]" \
 		"langchain==$(LANGCHAIN_FLOOR)" "langgraph==$(LANGGRAPH_FLOOR)"
 	$(LANGCHAIN_FLOOR_VENV)/bin/pytest tests/bridges/test_langchain_bridge.py \
-		tests/bridges/test_parity.py tests/catalog tests/conformance/test_hosts.py \
+		tests/catalog tests/conformance/test_hosts.py \
 		-k "langchain or LangChain"
 
 # The pytest suite on the other supported CPythons (make test runs it on $(PYTHON)), each in a

@@ -170,12 +170,37 @@ class HarnessAgent:
 
     @property
     def messages(self) -> Messages:
-        return self.host.messages
+        """The history as Converse; ``clear()`` starts a fresh conversation."""
+        return _History(self.host)
+
+
+class _History(list[Any]):
+    """A host's history as Converse; ``clear()`` empties the host's own (`HostAgent.forget`)."""
+
+    def __init__(self, host: HostAgent) -> None:
+        super().__init__(host.messages)
+        self._host = host
+
+    def clear(self) -> None:
+        super().clear()
+        self._host.forget()
 
 
 AgentFactory = Callable[..., HarnessAgent]
 
+
+def _catalog_harness(harness: Harness) -> Harness:
+    """The harness the catalog's agents are built with: one that asks the model without
+    streaming where the harness can (the pydantic-ai one), since the catalog's usage checks
+    read the script's own figures, which pydantic-ai estimates for a streamed FunctionModel."""
+    if getattr(harness, "streamed", False):
+        unstreamed: Harness = type(harness)(streamed=False)  # type: ignore[call-arg]
+        return unstreamed
+    return harness
+
+
 AGENTS: dict[str, AgentFactory] = {
-    name: functools.partial(HarnessAgent, harness) for name, harness in HOSTS.items()
+    name: functools.partial(HarnessAgent, _catalog_harness(harness))
+    for name, harness in HOSTS.items()
 }
 """Build an agent on any installed host with the reference agent's keywords."""

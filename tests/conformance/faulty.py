@@ -23,8 +23,8 @@ from strands_middleware.engine.registry import MiddlewareSource
 from strands_middleware.engine.stage import Middleware
 from strands_middleware.events import ModelStopReason
 from strands_middleware.experimental import AgentStreamStage
+from strands_middleware.models import Model
 from strands_middleware.stages.execute_tool import ExecuteToolContext, ExecuteToolStage
-from strands_middleware.testing import ScriptedModel
 
 
 def _each(sources: Iterable[MiddlewareSource]) -> list[Middleware[Any, Any, Any]]:
@@ -201,7 +201,7 @@ class HostModelError(RuntimeError):
 class _WrappingModel:
     """The script, with every exception it raises wrapped in the host's own."""
 
-    def __init__(self, script: ScriptedModel) -> None:
+    def __init__(self, script: Model) -> None:
         self.script = script
 
     async def stream(
@@ -219,7 +219,7 @@ class WrapsModelErrors(ReferenceHarness):
 
     name = "wraps-model-errors"
 
-    def model(self, script: ScriptedModel) -> object:
+    def model(self, script: Model) -> object:
         return _WrappingModel(script)
 
 

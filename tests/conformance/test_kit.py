@@ -8,7 +8,6 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -18,12 +17,11 @@ from strands_middleware.conformance import (
     ClauseResult,
     HostReport,
     Outcome,
-    Trial,
     load_harness,
     run_clause,
 )
 from strands_middleware.conformance.__main__ import main
-from strands_middleware.conformance._clause import clause
+from strands_middleware.conformance._clause import Trial, clause
 from strands_middleware.conformance._harnesses._reference import ReferenceHarness
 from strands_middleware.conformance.suite import ConformanceSuite
 
@@ -259,9 +257,7 @@ def test_the_kit_needs_langchain_only_for_the_langchain_host() -> None:
 
 
 class _ListsAPassing(ReferenceHarness):
-    known_failures: ClassVar[Mapping[str, str]] = {
-        "phases_run_input_wrap_output": "issue 0: imagined"
-    }
+    known_failures: Mapping[str, str] = {"phases_run_input_wrap_output": "issue 0: imagined"}
 
 
 class _ListsAPassingClause(ConformanceSuite):
@@ -269,9 +265,7 @@ class _ListsAPassingClause(ConformanceSuite):
 
 
 class _FaultyListed(SkipsOutputHandlers):
-    known_failures: ClassVar[Mapping[str, str]] = {
-        "output_rewrite_reaches_the_history": "issue 0: the fault"
-    }
+    known_failures: Mapping[str, str] = {"output_rewrite_reaches_the_history": "issue 0: the fault"}
 
 
 class _FaultyWithoutList(ConformanceSuite):
@@ -295,7 +289,7 @@ def test_the_suite_fails_an_unlisted_failure_with_the_clause_and_its_citation() 
 
 def test_the_suite_refuses_a_known_failure_naming_no_clause() -> None:
     class Misspelt(ReferenceHarness):
-        known_failures: ClassVar[Mapping[str, str]] = {"phase_order": "issue 0"}
+        known_failures: Mapping[str, str] = {"phase_order": "issue 0"}
 
     class MisspeltSuite(ConformanceSuite):
         harness = Misspelt()

@@ -20,7 +20,7 @@ writing one.
 
 from __future__ import annotations
 
-from ._clause import Clause, ClauseFailed, NotApplicable, Toolbox, Trial, expect
+from ._clause import Clause
 from ._clauses import CLAUSES
 from ._harness import (
     NATIVE_MODEL,
@@ -51,19 +51,14 @@ __all__ = [
     "AgentSetup",
     "Capability",
     "Clause",
-    "ClauseFailed",
     "ClauseResult",
     "Harness",
     "HookName",
     "HookRecorder",
     "HostAgent",
     "HostReport",
-    "NotApplicable",
     "Outcome",
     "RunReport",
-    "Toolbox",
-    "Trial",
-    "expect",
     "format_table",
     "is_agent_tool",
     "known_failures_of",

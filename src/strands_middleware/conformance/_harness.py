@@ -184,6 +184,11 @@ class HostAgent(Protocol):
         """Register more middleware on the agent, after what its setup gave."""
         ...
 
+    def forget(self) -> None:
+        """Start a fresh conversation: the history is empty again, while the agent, its
+        middleware and what they keep per agent stay."""
+        ...
+
     @property
     def handlers_agent(self) -> object:
         """What the host hands handlers as ``context.agent``: the one object per agent that

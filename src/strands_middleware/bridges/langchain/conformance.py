@@ -134,6 +134,12 @@ class LangChainAgent:
         before = await self._length()
         return self._report(await self.agent.ainvoke(command, self._config), before)
 
+    def forget(self) -> None:
+        # A fresh thread: LangChain keeps a conversation per thread id.
+        self._thread_id = uuid.uuid4().hex
+        self._config = {"configurable": {"thread_id": self._thread_id}}
+        self._paused = None
+
     @property
     def handlers_agent(self) -> object:
         return self.bridge

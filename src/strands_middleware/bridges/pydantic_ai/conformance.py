@@ -112,9 +112,13 @@ class PydanticAIAgent:
         bridge: PydanticAIMiddleware,
         history: list[ModelMessage] | None = None,
         paused: DeferredToolRequests | None = None,
+        *,
+        streamed: bool = True,
     ) -> None:
         self.agent = agent
         self.bridge = bridge
+        # Streamed runs ask the model through request_stream (handlers see its deltas).
+        self._handler: Any = _drain if streamed else None
         self.history: list[ModelMessage] = history or []
         self.paused = paused
         self._hooks = hooks
@@ -125,7 +129,7 @@ class PydanticAIAgent:
                 "the run is paused on interrupts: resume it with their answers first"
             )
         result = await self.agent.run(
-            prompt, message_history=self.history, event_stream_handler=_drain
+            prompt, message_history=self.history, event_stream_handler=self._handler
         )
         return self._report(result.all_messages(), result.output, result.usage)
 
@@ -136,9 +140,13 @@ class PydanticAIAgent:
         result = await self.agent.run(
             message_history=self.history,
             deferred_tool_results=results,
-            event_stream_handler=_drain,
+            event_stream_handler=self._handler,
         )
         return self._report(result.all_messages(), result.output, result.usage)
+
+    def forget(self) -> None:
+        self.history = []
+        self.paused = None
 
     @property
     def handlers_agent(self) -> object:
@@ -196,7 +204,17 @@ class PydanticAIAgent:
 
 
 class PydanticAIHarness:
-    """pydantic-ai's ``Agent`` with `ScriptedPydanticAIModel`, function tools and the bridge."""
+    """pydantic-ai's ``Agent`` with `ScriptedPydanticAIModel`, function tools and the bridge.
+
+    Args:
+        streamed: Run with an event-stream handler, so the model is asked through
+            ``request_stream`` (the kit's way: Wrap handlers see the deltas). False asks it
+            through ``request``, where a ``FunctionModel`` reports the script's own usage
+            (streamed, pydantic-ai estimates it).
+    """
+
+    def __init__(self, *, streamed: bool = True) -> None:
+        self.streamed = streamed
 
     name = "pydantic_ai"
     capabilities = frozenset(
@@ -235,7 +253,7 @@ class PydanticAIHarness:
     def build(self, setup: AgentSetup) -> PydanticAIAgent:
         agent, hooks, bridge = self._agent(setup)
         history = host_messages(list(setup.messages), (), (), []) if setup.messages else []
-        return PydanticAIAgent(agent, hooks, bridge, history)
+        return PydanticAIAgent(agent, hooks, bridge, history, streamed=self.streamed)
 
     def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> PydanticAIAgent:
         agent, hooks, bridge = self._agent(setup)
@@ -246,6 +264,7 @@ class PydanticAIHarness:
             bridge,
             ModelMessagesTypeAdapter.validate_python(saved["history"]),
             None if paused is None else _REQUESTS.validate_python(paused),
+            streamed=self.streamed,
         )
 
     def _agent(

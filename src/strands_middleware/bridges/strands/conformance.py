@@ -70,6 +70,9 @@ class StrandsAgent:
         with _unwrapped():
             return _report(await self.agent.invoke_async(prompt))
 
+    def forget(self) -> None:
+        self.agent.messages.clear()
+
     @property
     def handlers_agent(self) -> object:
         return self.agent

@@ -21,6 +21,7 @@ from . import _sources as cite
 from ._probes import public_event_class
 
 __all__ = [
+    "forget_starts_a_fresh_conversation",
     "handlers_see_no_host_only_keys",
     "handlers_see_only_this_librarys_types",
     "handlers_see_the_hosts_agent",
@@ -253,3 +254,18 @@ async def handlers_see_the_hosts_agent(trial: Trial) -> None:
         all(agent is expected for agent in seen),
         f"the handlers saw {seen!r}; the host says it hands them {expected!r}",
     )
+
+
+@clause(cite.HOST_PROMISES)
+async def forget_starts_a_fresh_conversation(trial: Trial) -> None:
+    """After `HostAgent.forget()`, the agent's next run starts from an empty history: the model
+    is sent the new prompt alone, and the history holds only the new turns."""
+    built = trial.build([text_turn("One."), text_turn("Two.")])
+    await built.agent.run("First")
+    built.agent.forget()
+    await built.agent.run("Second")
+    sent = [(m["role"], list(m["content"])) for m in built.script.requests[1].messages]
+    expect(sent == [("user", [{"text": "Second"}])], f"after forget() the model was sent {sent}")
+    kept = [(m["role"], list(m["content"])) for m in built.agent.messages]
+    expected = [("user", [{"text": "Second"}]), ("assistant", [{"text": "Two."}])]
+    expect(kept == expected, f"after forget() the history is {kept}")

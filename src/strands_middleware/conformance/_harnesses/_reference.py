@@ -47,6 +47,9 @@ class ReferenceAgent:
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         return _report(await self.agent.invoke_async(responses))
 
+    def forget(self) -> None:
+        self.agent.messages.clear()
+
     @property
     def handlers_agent(self) -> object:
         return self.agent
