@@ -14,7 +14,7 @@ import concurrent.futures
 import copy
 import functools
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from strands_middleware.agent import AgentResult
 from strands_middleware.conformance import (
@@ -103,11 +103,10 @@ def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 def _is_resume(prompt: object) -> bool:
-    return (
-        isinstance(prompt, list)
-        and bool(prompt)
-        and all(isinstance(block, dict) and "interruptResponse" in block for block in prompt)
-    )
+    if not isinstance(prompt, list) or not prompt:
+        return False
+    blocks = cast("list[object]", prompt)
+    return all(isinstance(block, dict) and "interruptResponse" in block for block in blocks)
 
 
 class HarnessAgent:
@@ -194,7 +193,8 @@ def _catalog_harness(harness: Harness) -> Harness:
     streaming where the harness can (the pydantic-ai one), since the catalog's usage checks
     read the script's own figures, which pydantic-ai estimates for a streamed FunctionModel."""
     if getattr(harness, "streamed", False):
-        unstreamed: Harness = type(harness)(streamed=False)  # type: ignore[call-arg]
+        make: Any = type(harness)
+        unstreamed: Harness = make(streamed=False)
         return unstreamed
     return harness
 
