@@ -277,8 +277,8 @@ def _tool(given: Callable[..., Any] | AgentTool) -> BaseTool:
     if is_agent_tool(given):
         return LibraryTool(given)
     function: Any = given
-    made: BaseTool = as_langchain_tool(function)
-    return made
+    made: Any = as_langchain_tool(function)  # pyright: ignore[reportUnknownVariableType]
+    return cast(BaseTool, made)
 
 
 # ---- an in-memory checkpointer's content as JSON, and back --------------------------------

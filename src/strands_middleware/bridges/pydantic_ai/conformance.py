@@ -331,7 +331,9 @@ def _tool(given: Callable[..., Any] | AgentTool) -> Any:
         return "".join(str(item.get("text", "")) for item in contents)
 
     spec = agent_tool.tool_spec
-    return Tool.from_schema(
+    # pydantic-ai's own constructor; its return type is only partly annotated.
+    from_schema: Any = Tool.from_schema  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return from_schema(
         run,
         name=spec["name"],
         description=spec.get("description"),

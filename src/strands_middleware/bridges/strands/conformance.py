@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Generator, Mapping
 from typing import Any, cast
 
 import strands
@@ -167,7 +167,7 @@ class StrandsHarness:
 
 
 @contextlib.contextmanager
-def _unwrapped() -> Iterator[None]:
+def _unwrapped() -> Generator[None, None, None]:
     """Raise what the middleware or the model raised, as the reference agent does.
 
     strands wraps an exception from a cycle after a tool round in its ``EventLoopException``
