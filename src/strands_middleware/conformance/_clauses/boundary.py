@@ -10,7 +10,13 @@ from ...content import ContentBlock, Message, ToolResult, ToolUse
 from ...engine.handlers import MiddlewareNext
 from ...engine.result import MiddlewareResult
 from ...engine.stage import Middleware, MiddlewareStage
-from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, TypedEvent
+from ...events import (
+    ModelMessageEvent,
+    ModelStopReason,
+    TextDeltaEvent,
+    ToolResultEvent,
+    TypedEvent,
+)
 from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
 from ...testing import text_turn, tool_turn
@@ -189,13 +195,14 @@ async def handlers_see_no_host_only_keys(trial: Trial) -> None:
     expect(not unique, "handlers saw host-only keys: " + "; ".join(unique[:8]))
 
 
-async def _event_classes(trial: Trial) -> tuple[list[str], list[str]]:
+async def _event_classes(trial: Trial) -> tuple[list[str], list[str], str]:
     model, tool, built = _observed_run_setup(trial)
     await built.agent.run("Add 1 and 2")
     # The Input and Wrap handlers both record contexts; events come from the Wrap handler only.
     return (
         [public_event_class(e) for e in model.events],
         [public_event_class(e) for e in tool.events],
+        "".join(e.text for e in model.events if isinstance(e, TextDeltaEvent)),
     )
 
 
@@ -204,7 +211,7 @@ async def wrap_handlers_see_the_reference_event_stream(trial: Trial) -> str | No
     """Wrap handlers see a call's stream as this library's typed events (text and tool-input
     deltas, the message, then the result): the same classes in the same order as on the
     reference agent for the same script."""
-    model_events, tool_events = await _event_classes(trial)
+    model_events, tool_events, text = await _event_classes(trial)
     if not trial.declares(Capability.EVENT_STREAMING):
         foreign = [name for name in model_events + tool_events if "." in name]
         expect(not foreign, f"Wrap handlers saw events of no public class here: {foreign}")
@@ -213,7 +220,8 @@ async def wrap_handlers_see_the_reference_event_stream(trial: Trial) -> str | No
             f"the calls did not end with their results: {model_events}, {tool_events}",
         )
         return "not declared: only this library's events, ending with the result"
-    expected_model, expected_tool = await _event_classes(Trial(ReferenceHarness()))
+    expected_model, expected_tool, _ = await _event_classes(Trial(ReferenceHarness()))
+    expect(text == "Adding.3", f"the text deltas a Wrap handler saw make {text!r}, not 'Adding.3'")
     for kind in ("TextDeltaEvent", "ToolUseDeltaEvent", "ModelMessageEvent"):
         expect(kind in model_events, f"a model call's Wrap handler never saw a {kind}")
     expect(
