@@ -9,7 +9,5 @@ from __future__ import annotations
 import importlib.util
 
 collect_ignore = (
-    []
-    if importlib.util.find_spec("langchain") is not None
-    else ["test_langchain_bridge.py", "langchain_host.py"]
+    [] if importlib.util.find_spec("langchain") is not None else ["test_langchain_bridge.py"]
 )

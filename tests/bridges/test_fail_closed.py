@@ -28,8 +28,7 @@ from strands_middleware import (
 from strands_middleware.catalog import ToolApproval
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.testing import text_turn, tool_turn
-
-from .hosts import Run, strands_agent
+from tests.conformance.drive import Driven, drive
 
 sent: list[str] = []
 
@@ -49,17 +48,17 @@ def _clear_sent() -> None:
     sent.clear()
 
 
-def agent_with(*middleware: Any) -> Run:
+def agent_with(*middleware: Any) -> Driven:
     turns = [tool_turn("send_email", {"to": "ops@example.com"}, tool_use_id="t1"), text_turn("ok")]
-    return strands_agent(turns, [send_email], middleware)
+    return drive("strands", turns, [send_email], middleware)
 
 
-def tool_result(run: Run) -> dict[str, Any]:
+def tool_result(run: Driven) -> dict[str, Any]:
     [result] = [b["toolResult"] for m in run.messages for b in m["content"] if "toolResult" in b]
     return dict(result)
 
 
-def error_text(run: Run) -> str:
+def error_text(run: Driven) -> str:
     result = tool_result(run)
     assert result["status"] == "error"
     return str(result["content"][0]["text"])

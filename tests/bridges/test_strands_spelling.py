@@ -8,7 +8,8 @@ through the bridge (and the other bridges where installed), it behaves the same.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+import functools
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import pytest
@@ -27,12 +28,21 @@ from strands_middleware import (
     ToolResultEvent,
     TypedEvent,
 )
-from strands_middleware.bridges.strands import StrandsBridge
+from strands_middleware.conformance import Capability
 from strands_middleware.events import EventLoopStopEvent, TextStreamEvent
 from strands_middleware.experimental import AgentStreamContext, AgentStreamResult, AgentStreamStage
 from strands_middleware.testing import text_turn, tool_turn
 
-from .hosts import HOSTS, REFUSES_AGENT_STREAM, Builder
+from ..conformance.drive import HOSTS as HARNESSES
+from ..conformance.drive import Driven, drive
+
+Builder = Callable[..., Driven]
+"""Builds a driven agent of one host from turns, tool functions and middleware."""
+
+HOSTS: dict[str, Builder] = {name: functools.partial(drive, name) for name in HARNESSES}
+AGENT_STREAM_HOSTS = sorted(
+    name for name, harness in HARNESSES.items() if Capability.AGENT_STREAM in harness.capabilities
+)
 
 
 @pytest.fixture(params=sorted(HOSTS))
@@ -40,7 +50,7 @@ def host(request: pytest.FixtureRequest) -> Builder:
     return HOSTS[request.param]
 
 
-@pytest.fixture(params=sorted(set(HOSTS) - REFUSES_AGENT_STREAM))
+@pytest.fixture(params=AGENT_STREAM_HOSTS)
 def agent_stream_host(request: pytest.FixtureRequest) -> Builder:
     return HOSTS[request.param]
 
@@ -81,8 +91,7 @@ def test_the_token_form_takes_a_strands_output_handler(name: str) -> None:
 
     run = HOSTS[name]([text_turn("plain")], [], [])
     # On strands.Agent this library's handlers register on the bridge, not on strands' registry.
-    target = StrandsBridge.of(run.agent) if name == "strands" else run.agent
-    target.add_middleware(InvokeModelStage.Output, tag)
+    run.host.use(InvokeModelStage.output(tag))
     assert run("hi").text == "tagged"
 
 

@@ -30,7 +30,7 @@ from strands_middleware.stores import InMemoryStore
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
-from ..bridges.hosts import AgentFactory
+from ..conformance.drive import AgentFactory
 
 
 class FakeClock:

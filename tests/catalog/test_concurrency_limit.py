@@ -32,7 +32,7 @@ from strands_middleware.testing import (
 )
 from strands_middleware.tools import tool
 
-from ..bridges.hosts import AgentFactory
+from ..conformance.drive import AgentFactory
 
 
 class Peak:

@@ -12,8 +12,8 @@ from strands_middleware.catalog import ContextWindow, estimate_tokens
 from strands_middleware.catalog._budget import MEDIA_TOKENS
 from strands_middleware.content import Message, Messages
 from strands_middleware.testing import text_turn, tool_turn
-from tests.bridges.hosts import HOSTS, Builder
 from tests.catalog.conversation import call, check_well_formed, prompt, reply, results, texts
+from tests.conformance.drive import HOSTS, drive
 
 NOTE = "[{count} earlier messages were left out to fit the context window.]"
 
@@ -213,13 +213,13 @@ def test_a_counter_that_does_not_return_a_whole_number_is_refused_by_name() -> N
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_on_every_host_only_what_the_model_is_sent_changes(host: str) -> None:
-    build: Builder = HOSTS[host]
 
     def lookup(q: str) -> str:
         """Look something up."""
         return f"found {q}"
 
-    run = build(
+    run = drive(
+        host,
         [
             text_turn("a1"),
             tool_turn("lookup", {"q": "x"}, tool_use_id="t1"),

@@ -22,8 +22,8 @@ from strands_middleware.events import TextDeltaEvent, ToolInterruptEvent
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
-from tests.bridges.hosts import HOSTS, Builder
 from tests.catalog.conversation import texts
+from tests.conformance.drive import HOSTS, drive
 
 Check = Callable[[GuardrailSubject], Verdict]
 
@@ -72,9 +72,8 @@ def result_block(message: Message) -> Any:
 def test_a_blocked_prompt_ends_the_run_before_the_model_is_called_and_stays_withheld(
     host: str,
 ) -> None:
-    build: Builder = HOSTS[host]
     check = on("model_input", "bomb", Verdict.block("I can't help with that."))
-    run = build([text_turn("Sunny.")], [], [Guardrail(check)])
+    run = drive(host, [text_turn("Sunny.")], [], [Guardrail(check)])
 
     outcome = run("how do I build a bomb")
     assert (outcome.stop_reason, outcome.text) == (
@@ -98,8 +97,8 @@ def test_a_blocked_prompt_ends_the_run_before_the_model_is_called_and_stays_with
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_blocked_reply_ends_the_run_and_never_enters_the_history(host: str) -> None:
-    build: Builder = HOSTS[host]
-    run = build(
+    run = drive(
+        host,
         [text_turn("The launch code is 0000.")],
         [],
         [Guardrail(on("model_output", "launch code", Verdict.block()))],
@@ -115,9 +114,9 @@ def test_a_blocked_reply_ends_the_run_and_never_enters_the_history(host: str) ->
 def test_a_blocked_tool_call_is_an_error_result_the_model_reads_and_the_tool_does_not_run(
     host: str,
 ) -> None:
-    build: Builder = HOSTS[host]
     check = on("tool_input", "ceo@", Verdict.block("Mail to executives needs approval."))
-    run = build(
+    run = drive(
+        host,
         [
             tool_turn("send_mail", {"to": "ceo@example.com", "body": "hi"}, tool_use_id="m1"),
             text_turn("I could not send it."),
@@ -140,8 +139,8 @@ def test_a_blocked_tool_call_is_an_error_result_the_model_reads_and_the_tool_doe
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_blocked_tool_result_is_replaced_by_an_error_result(host: str) -> None:
-    build: Builder = HOSTS[host]
-    run = build(
+    run = drive(
+        host,
         [tool_turn("read_vault", {"name": "db"}, tool_use_id="v1"), text_turn("Withheld.")],
         [read_vault],
         [Guardrail(on("tool_output", "password", Verdict.block()))],
@@ -165,8 +164,8 @@ def mask_addresses(subject: GuardrailSubject) -> Verdict:
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_mask_verdict_masks_each_flow_as_redact_does(host: str) -> None:
-    build: Builder = HOSTS[host]
-    run = build(
+    run = drive(
+        host,
         [
             tool_turn("send_mail", {"to": "jane@example.com", "body": "report"}, tool_use_id="m1"),
             text_turn("Sent to jane@example.com."),
@@ -353,16 +352,17 @@ def test_released_output_streams_as_it_arrives_and_only_the_finished_reply_is_ch
 
 
 def test_on_strands_a_blocked_buffered_reply_never_reaches_the_stream() -> None:
-    run = HOSTS["strands"](
+    run = drive(
+        "strands",
         [text_turn("the secret is 42")],
         [],
         [Guardrail(on("model_output", "secret", Verdict.block()))],
     )
 
     async def collect() -> list[Any]:
-        return [event async for event in run.agent.stream_async("hi")]
+        return [event async for event in run.host.stream("hi")]
 
-    events = asyncio.run(collect())
+    events: list[Any] = asyncio.run(collect())
     data = "".join(event["data"] for event in events if isinstance(event.get("data"), str))
     assert data == "The response was blocked by a guardrail."
     assert events[-1]["result"].stop_reason == "guardrail_intervened"
@@ -377,12 +377,11 @@ def classified(*answers: str) -> ScriptedModel:
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_classifier_model_decides_from_its_first_word(host: str) -> None:
-    build: Builder = HOSTS[host]
     classifier = classified("ALLOW", "BLOCK: asks about weapons")
     guardrail = Guardrail(
         classifier=classifier, model_output=False, tool_input=False, tool_output=False
     )
-    run = build([text_turn("Paris.")], [], [guardrail])
+    run = drive(host, [text_turn("Paris.")], [], [guardrail])
     assert run("capital of France?").text == "Paris."
     outcome = run("how to make a weapon")
     assert (outcome.stop_reason, outcome.text) == ("guardrail_intervened", "asks about weapons")

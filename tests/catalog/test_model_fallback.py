@@ -26,7 +26,7 @@ from strands_middleware.host._model_call import invoke_model_terminal
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn
 
-from ..bridges.hosts import AgentFactory
+from ..conformance.drive import AgentFactory
 
 
 async def no_sleep(delay: float) -> None:

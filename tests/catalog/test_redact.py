@@ -29,7 +29,7 @@ from strands_middleware.events import ModelMessageEvent, ModelStreamEvent, TextD
 from strands_middleware.testing import ScriptedModel, text_turn, tool_context, tool_turn
 from strands_middleware.tools import tool
 
-from ..bridges.hosts import AgentFactory
+from ..conformance.drive import AgentFactory
 
 received: list[Any] = []
 

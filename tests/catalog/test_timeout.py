@@ -30,7 +30,7 @@ from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
-from ..bridges.hosts import AGENTS, AgentFactory
+from ..conformance.drive import AGENTS, AgentFactory
 
 SHORT = 0.01
 """A limit for calls that hang forever: it always runs out, and quickly."""

@@ -27,7 +27,7 @@ from strands_middleware.interrupts import execute_tool_interrupt_id
 from strands_middleware.testing import ScriptedModel, text_turn, tool_context, tool_turn
 from strands_middleware.tools import tool
 
-from ..bridges.hosts import AgentFactory
+from ..conformance.drive import AgentFactory
 
 ran: list[tuple[str, str]] = []
 

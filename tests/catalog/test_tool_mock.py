@@ -23,7 +23,7 @@ from strands_middleware.content import ToolUse
 from strands_middleware.testing import ScriptedModel, text_turn, tool_context, tool_turn
 from strands_middleware.tools import tool
 
-from ..bridges.hosts import AgentFactory
+from ..conformance.drive import AgentFactory
 
 real_calls: list[str] = []
 

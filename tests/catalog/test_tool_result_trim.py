@@ -10,8 +10,8 @@ import pytest
 from strands_middleware.catalog import ToolResultTrim
 from strands_middleware.content import Message, Messages, ToolResult
 from strands_middleware.testing import text_turn, tool_turn
-from tests.bridges.hosts import HOSTS, Builder
 from tests.catalog.conversation import call, check_well_formed, prompt, reply
+from tests.conformance.drive import HOSTS, drive
 
 
 def result_message(tool_use_id: str, *content: Any) -> Message:
@@ -100,13 +100,13 @@ def test_the_given_messages_are_never_edited() -> None:
 def test_on_every_host_the_model_reads_the_cut_result_and_the_history_keeps_it_whole(
     host: str,
 ) -> None:
-    build: Builder = HOSTS[host]
 
     def fetch_page(url: str) -> str:
         """Fetch a web page."""
         return "<html>" + "a" * 1000 + "</html>"
 
-    run = build(
+    run = drive(
+        host,
         [
             tool_turn("fetch_page", {"url": "https://example.com"}, tool_use_id="t1"),
             text_turn("It is a page of a's."),

@@ -15,8 +15,8 @@ from strands_middleware.content import ToolSpec
 from strands_middleware.stages._invoke_model import InvokeModelContext
 from strands_middleware.testing import ModelRequest, ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import AgentTool, tool
-from tests.bridges.hosts import HOSTS, Builder
 from tests.catalog.conversation import texts
+from tests.conformance.drive import HOSTS, drive
 
 
 def get_weather(city: str) -> str:
@@ -106,7 +106,6 @@ def test_a_forced_tool_is_offered_and_a_call_that_must_use_a_tool_keeps_every_to
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_call_for_a_tool_not_offered_still_runs_through_the_tool_stage(host: str) -> None:
-    build: Builder = HOSTS[host]
     seen: list[str] = []
 
     async def watch(
@@ -116,7 +115,8 @@ def test_a_call_for_a_tool_not_offered_still_runs_through_the_tool_stage(host: s
         async for event in next_fn(context):
             yield event
 
-    run = build(
+    run = drive(
+        host,
         [tool_turn("get_time", {"city": "Oslo"}, tool_use_id="t1"), text_turn("Noon.")],
         FUNCTIONS,
         [ToolSelector(weather_only), ExecuteToolStage.wrap(watch)],
@@ -133,9 +133,9 @@ def test_a_call_for_a_tool_not_offered_still_runs_through_the_tool_stage(host: s
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_a_chooser_model_is_asked_once_per_prompt(host: str) -> None:
-    build: Builder = HOSTS[host]
     chooser = ScriptedModel([text_turn("- get_weather\n- search"), text_turn("send_mail")])
-    run = build(
+    run = drive(
+        host,
         [
             tool_turn("get_weather", {"city": "Oslo"}, tool_use_id="t1"),
             text_turn("Sunny."),

@@ -36,7 +36,7 @@ from strands_middleware.host._model_call import invoke_model_terminal
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
-from ..bridges.hosts import AGENTS, AgentFactory
+from ..conformance.drive import AGENTS, AgentFactory
 
 USAGE: Usage = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
 

@@ -24,7 +24,7 @@ from strands_middleware.content import Usage
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
-from ..bridges.hosts import AgentFactory, host_agent
+from ..conformance.drive import AgentFactory
 
 EACH: Usage = {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15}
 """What every scripted model call here reports."""
@@ -129,7 +129,7 @@ def test_invocation_scope_gives_each_invocation_its_own_budget(make_agent: Agent
     budget = UsageBudget(max_total_tokens=15)
     agent = make_agent(model=model(text_turn("a"), text_turn("b")), middleware=[budget])
     assert [str(agent("1")), str(agent("2"))] == ["a", "b"]
-    assert budget.spent(host_agent(agent)) == EACH
+    assert budget.spent(agent.agent) == EACH
 
 
 def test_agents_never_share_spending(make_agent: AgentFactory) -> None:
@@ -162,14 +162,14 @@ def test_spent_reports_the_current_scope_and_zeros_before_any_call(
 ) -> None:
     budget = UsageBudget(max_total_tokens=1000, scope="agent")
     agent = make_agent(model=model(text_turn("a"), text_turn("b")), middleware=[budget])
-    assert budget.spent(host_agent(agent)) == {
+    assert budget.spent(agent.agent) == {
         "inputTokens": 0,
         "outputTokens": 0,
         "totalTokens": 0,
     }
     agent("1")
     agent("2")
-    assert budget.spent(host_agent(agent)) == {
+    assert budget.spent(agent.agent) == {
         "inputTokens": 20,
         "outputTokens": 10,
         "totalTokens": 30,
@@ -201,7 +201,7 @@ def test_a_call_that_failed_before_its_result_adds_nothing(make_agent: AgentFact
     agent = make_agent(model=model(ConnectionError("throttled")), middleware=[budget])
     with pytest.raises(ConnectionError):
         agent("hi")
-    assert budget.spent(host_agent(agent)) == {
+    assert budget.spent(agent.agent) == {
         "inputTokens": 0,
         "outputTokens": 0,
         "totalTokens": 0,
@@ -224,7 +224,7 @@ def test_a_result_that_arrived_counts_even_if_the_call_failed_afterwards(
     )
     with pytest.raises(ConnectionError):
         agent("hi")
-    assert budget.spent(host_agent(agent)) == EACH
+    assert budget.spent(agent.agent) == EACH
 
 
 async def test_only_the_last_result_of_a_call_counts() -> None:
@@ -257,7 +257,7 @@ def test_a_cache_registered_before_the_budget_makes_hits_free(make_agent: AgentF
     agent.messages.clear()
     agent("Capital of France?")
     assert cache.hits == 1
-    assert budget.spent(host_agent(agent)) == EACH
+    assert budget.spent(agent.agent) == EACH
 
 
 def test_a_cache_registered_after_the_budget_counts_what_hits_replay(
@@ -269,7 +269,7 @@ def test_a_cache_registered_after_the_budget_counts_what_hits_replay(
     agent.messages.clear()
     agent("Capital of France?")
     assert cache.hits == 1
-    assert budget.spent(host_agent(agent)) == {
+    assert budget.spent(agent.agent) == {
         "inputTokens": 20,
         "outputTokens": 10,
         "totalTokens": 30,

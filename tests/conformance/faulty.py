@@ -2,22 +2,29 @@
 
 Each is the reference harness with one thing done wrong, the way a real integration gets it
 wrong: Output handlers never registered, a stream that drops its generator instead of closing
-it, a resume that forgets the paused tool round, handlers fed the host's own objects.
+it, a resume that forgets the paused tool round (or re-runs its finished tools), handlers fed the
+host's own objects, a model error wrapped in the host's own, a fresh cancel signal per tool call,
+a configured system prompt and tool choice left out.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from strands_middleware import InvokeModelContext, InvokeModelStage, TypedEvent
 from strands_middleware.conformance import AgentSetup, Capability
-from strands_middleware.conformance.harnesses.reference import ReferenceAgent, ReferenceHarness
+from strands_middleware.conformance._harnesses._reference import ReferenceAgent, ReferenceHarness
+from strands_middleware.content import Messages, StreamEvent
 from strands_middleware.engine._handlers import MiddlewareNext
 from strands_middleware.engine._registry import MiddlewareSource
 from strands_middleware.engine._stage import Middleware
 from strands_middleware.events import ModelStopReason
 from strands_middleware.experimental import AgentStreamStage
+from strands_middleware.models import Model
+from strands_middleware.stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 
 
 def _each(sources: Iterable[MiddlewareSource]) -> list[Middleware[Any, Any, Any]]:
@@ -38,7 +45,7 @@ class SkipsOutputHandlers(ReferenceHarness):
 
     def build(self, setup: AgentSetup) -> ReferenceAgent:
         kept = [m for m in _each(setup.middleware) if m.phase.kind != "Output"]
-        return super().build(AgentSetup(setup.script, setup.tools, kept, setup.system_prompt))
+        return super().build(dataclasses.replace(setup, middleware=kept))
 
 
 _DROPPED: list[object] = []
@@ -124,7 +131,7 @@ class HandsOverHostObjects(ReferenceHarness):
             *setup.middleware,
             InvokeModelStage.wrap(_native_events),
         ]
-        return super().build(AgentSetup(setup.script, setup.tools, middleware, setup.system_prompt))
+        return super().build(dataclasses.replace(setup, middleware=middleware))
 
 
 class WithoutAgentStream(ReferenceHarness):
@@ -150,13 +157,93 @@ class IgnoresAgentStream(ReferenceHarness):
 
 
 class Minimal(ReferenceHarness):
-    """Declares nothing: no hooks, no streaming, no agent-stream stage, one process only.
+    """Declares nothing: no hooks, no streaming, no agent-stream stage, no tool choice, no
+    cancel, one process only.
 
-    It still refuses agent-stream handlers, as a host without that stage must.
+    It still refuses agent-stream handlers and a tool choice, as a host without them must.
     """
 
     name = "minimal"
     capabilities: frozenset[Capability] = frozenset()
 
     def build(self, setup: AgentSetup) -> ReferenceAgent:
+        if setup.tool_choice is not None:
+            raise ValueError("this host has no agent-level tool choice")
         return WithoutAgentStream().build(setup)
+
+
+class _Rerunning(ReferenceAgent):
+    async def resume(self, responses: list[dict[str, Any]]) -> Any:
+        # The fault: the results of the calls that finished before the pause are dropped, so
+        # the resume runs those tools again.
+        pending = self.agent.interrupt_state.pending_tool_execution
+        if pending is not None:
+            pending.completed_tool_results = []
+        return await super().resume(responses)
+
+
+class RerunsFinishedTools(ReferenceHarness):
+    """Resumes a paused tool round by running every call again, finished ones included."""
+
+    name = "reruns-finished-tools"
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        return _Rerunning(super().build(setup).agent)
+
+    def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> ReferenceAgent:
+        return _Rerunning(super().restore(setup, saved).agent)
+
+
+class HostModelError(RuntimeError):
+    """The host's own error, which the faulty host raises in place of the model's."""
+
+
+class _WrappingModel:
+    """The script, with every exception it raises wrapped in the host's own."""
+
+    def __init__(self, script: Model) -> None:
+        self.script = script
+
+    async def stream(
+        self, messages: Messages, *args: Any, **kwargs: Any
+    ) -> AsyncGenerator[StreamEvent, None]:
+        try:
+            async for chunk in self.script.stream(messages, *args, **kwargs):
+                yield chunk
+        except Exception as error:
+            raise HostModelError(f"the model failed: {error}") from error
+
+
+class WrapsModelErrors(ReferenceHarness):
+    """Raises its own error, caused by the model's, where the model raised."""
+
+    name = "wraps-model-errors"
+
+    def model(self, script: Model) -> object:
+        return _WrappingModel(script)
+
+
+def _fresh_signal(context: ExecuteToolContext) -> ExecuteToolContext:
+    return context.replace(cancel_signal=threading.Event())
+
+
+class FreshCancelSignalPerCall(ReferenceHarness):
+    """Hands each tool call's handlers a cancel signal of its own instead of the run's.
+
+    The fault sits in front of the handlers under test: an Input handler registered first.
+    """
+
+    name = "fresh-cancel-signal"
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        middleware = [ExecuteToolStage.input(_fresh_signal), *setup.middleware]
+        return super().build(dataclasses.replace(setup, middleware=middleware))
+
+
+class IgnoresConfiguration(ReferenceHarness):
+    """Builds the agent without the configured system prompt and tool choice."""
+
+    name = "ignores-configuration"
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        return super().build(dataclasses.replace(setup, system_prompt=None, tool_choice=None))

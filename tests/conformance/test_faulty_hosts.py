@@ -1,7 +1,9 @@
 """The kit catches broken hosts: each faulty host fails exactly the clauses its fault breaks.
 
 Every faulty host is the reference agent with one fault, so it also fails what the reference
-agent fails today (its known failures) and nothing else.
+agent fails today (its harness's known failures) and nothing else. A faulty host playing its
+scripts through a model of its own (``WrapsModelErrors``) has no native model of another kind,
+so each clause runs once.
 """
 
 from __future__ import annotations
@@ -9,17 +11,21 @@ from __future__ import annotations
 import pytest
 
 from strands_middleware.conformance import Harness, Outcome, run_conformance
+from strands_middleware.conformance._harnesses._reference import ReferenceHarness
 
 from .faulty import (
+    FreshCancelSignalPerCall,
     HandsOverHostObjects,
     IgnoresAgentStream,
+    IgnoresConfiguration,
     LeaksGenerators,
     Minimal,
     ReasksModelOnResume,
+    RerunsFinishedTools,
     SkipsOutputHandlers,
     WithoutAgentStream,
+    WrapsModelErrors,
 )
-from .test_hosts import KNOWN_FAILURES
 
 _AGENT_STREAM = {
     "agent_stream_output_rewrite_reaches_the_result",
@@ -29,6 +35,8 @@ _AGENT_STREAM = {
     "agent_stream_gate_asks_once_per_cycle",
     "agent_stream_interrupt_after_the_pass_is_refused",
     "agent_stream_short_circuit_skips_the_pass",
+    "agent_stream_output_rewrite_keeps_the_usage",
+    "agent_stream_wrap_handlers_see_the_reference_events",
 }
 
 CAUGHT: list[tuple[Harness, set[str]]] = [
@@ -43,6 +51,7 @@ CAUGHT: list[tuple[Harness, set[str]]] = [
             "raising_tool_becomes_an_error_result",
             "output_skipped_while_the_call_is_paused",
             "agent_stream_output_rewrite_reaches_the_result",
+            "agent_stream_output_rewrite_keeps_the_usage",
         },
     ),
     (LeaksGenerators(), {"handlers_closed_innermost_first_on_early_stop"}),
@@ -60,6 +69,25 @@ CAUGHT: list[tuple[Harness, set[str]]] = [
             "fresh_prompt_while_paused_is_refused",
             "paused_run_resumes_in_a_fresh_agent",
             "catalog_tool_approval_gates_the_tool",
+            "resume_reuses_finished_tool_results",
+        },
+    ),
+    (RerunsFinishedTools(), {"resume_reuses_finished_tool_results"}),
+    (
+        WrapsModelErrors(),
+        {
+            "model_error_reaches_handlers_unchanged",
+            "catalog_retry_recovers_a_failed_model_call",
+            "next_fn_twice_opens_a_fresh_inner_chain",
+            "middleware_retry_is_one_hook_pair",
+        },
+    ),
+    (FreshCancelSignalPerCall(), {"cancel_sets_the_signal_tool_handlers_hold"}),
+    (
+        IgnoresConfiguration(),
+        {
+            "configured_system_prompt_reaches_the_model",
+            "configured_tool_choice_reaches_the_model",
         },
     ),
     (
@@ -68,6 +96,7 @@ CAUGHT: list[tuple[Harness, set[str]]] = [
             "handlers_see_only_this_librarys_types",
             "handlers_see_no_host_only_keys",
             "wrap_handlers_see_the_reference_event_stream",
+            "agent_stream_wrap_handlers_see_the_reference_events",
         },
     ),
     (IgnoresAgentStream(), _AGENT_STREAM),
@@ -82,7 +111,7 @@ def test_a_faulty_host_fails_exactly_the_clauses_its_fault_breaks(
 ) -> None:
     report = run_conformance(harness)
     failed = {r.clause.id for r in report.results if r.outcome is Outcome.FAIL}
-    assert failed == breaks | set(KNOWN_FAILURES["reference"])
+    assert failed == breaks | set(ReferenceHarness.known_failures)
 
 
 def test_undeclared_agent_stream_is_checked_as_refused_at_registration() -> None:

@@ -1,64 +1,30 @@
 """This repository's hosts against the conformance kit, one test per clause and host.
 
-``KNOWN_FAILURES`` is the one list of clauses a host breaks today, each with the issue that
-fixes it. A listed clause must fail (xfail); once it passes, its test fails until the entry is
-removed. ``make conformance`` reads the same mapping.
+Every host in `BUILT_IN_HOSTS` whose framework is installed gets a `ConformanceSuite` of its own
+(``TestConformance_reference``, ``TestConformance_langchain``, ...), so a new host needs no line
+here. Each harness declares its own known failures (``known_failures`` on its class); the suite
+reads them from there, as ``python -m strands_middleware.conformance`` does. A listed clause must
+fail (xfail); once it passes, its test fails until the entry is removed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from strands_middleware.conformance.hosts import BUILT_IN_HOSTS, load_harness
+from strands_middleware.conformance import BUILT_IN_HOSTS, load_harness
 from strands_middleware.conformance.suite import ConformanceSuite
 
-KNOWN_FAILURES: Mapping[str, Mapping[str, str]] = {
-    "reference": {},
-    "strands": {
-        "handlers_closed_innermost_first_on_early_stop": (
-            "strands-agents (1.62 and newest tested): when the caller closes stream_async early, "
-            "strands' event loop leaves the model-stage chain suspended; it is closed only when "
-            "the asyncio event loop shuts down"
-        ),
-    },
-    "pydantic_ai": {
-        "unknown_tool_runs_the_chain_with_tool_none": (
-            "pydantic-ai (2.62 and newest tested) answers a call to a tool the agent does not "
-            "have itself, before any tool hook runs, so the chain never sees it"
-        ),
-        "unknown_tool_can_be_answered_by_middleware": (
-            "pydantic-ai answers a call to an unknown tool before any tool hook runs, so "
-            "middleware cannot answer it"
-        ),
-        "middleware_retry_is_one_hook_pair": (
-            "pydantic-ai's before/after tool-execute hooks run inside the handler its execution "
-            "hook is given, so a Wrap handler calling next_fn twice fires them twice"
-        ),
-    },
-    "langchain": {},
-}
-"""Host name to {clause id: why it fails today}."""
+
+def _suite_name(host: str) -> str:
+    # The host's own name in the test ids, so ``-k pydantic_ai`` selects its suite.
+    return f"TestConformance_{host}"
 
 
-class TestReferenceAgentConformance(ConformanceSuite):
-    harness = load_harness("reference")
-    known_failures = KNOWN_FAILURES["reference"]
+for _host, _built_in in BUILT_IN_HOSTS.items():
+    if _built_in.installed:  # pydantic-ai needs Python 3.11 or newer; each bridge its extra
+        globals()[_suite_name(_host)] = type(
+            _suite_name(_host), (ConformanceSuite,), {"harness": load_harness(_host)}
+        )
 
 
-class TestStrandsBridgeConformance(ConformanceSuite):
-    harness = load_harness("strands")
-    known_failures = KNOWN_FAILURES["strands"]
-
-
-if BUILT_IN_HOSTS["langchain"].installed:  # the langchain extra
-
-    class TestLangChainBridgeConformance(ConformanceSuite):
-        harness = load_harness("langchain")
-        known_failures = KNOWN_FAILURES["langchain"]
-
-
-if BUILT_IN_HOSTS["pydantic_ai"].installed:  # pydantic-ai needs Python 3.11 or newer
-
-    class TestPydanticAIBridgeConformance(ConformanceSuite):
-        harness = load_harness("pydantic_ai")
-        known_failures = KNOWN_FAILURES["pydantic_ai"]
+def test_every_installed_host_has_a_suite() -> None:
+    for host, built_in in BUILT_IN_HOSTS.items():
+        assert (_suite_name(host) in globals()) is built_in.installed, host

@@ -11,8 +11,8 @@ import asyncio
 import json
 import sys
 
-from .clauses.interrupts import resumed_report
-from .hosts import load_harness
+from ._clauses.interrupts import resumed_report
+from ._hosts import load_harness
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ from ...testing import ScriptedModel, ScriptedTurn
 from ._messages import converse_messages, host_response, tool_choice_of
 from ._tools import tool_spec_of
 
-__all__ = ["ScriptedPydanticAIModel"]
+__all__ = ["ScriptedPydanticAIModel", "scripted_function_model"]
 
 
 class ScriptedPydanticAIModel(FunctionModel):
@@ -109,3 +109,15 @@ class ScriptedPydanticAIModel(FunctionModel):
                     }
             elif "contentBlockStop" in chunk:
                 index += 1
+
+
+def scripted_function_model(script: ScriptedModel | LibraryModel) -> FunctionModel:
+    """pydantic-ai's own ``FunctionModel`` playing ``script``, as a user would write one.
+
+    It answers as `ScriptedPydanticAIModel` does, but is not one: the bridge treats it as any
+    pydantic-ai model (handlers see it as ``context.model``), where it knows a
+    `ScriptedPydanticAIModel` by the script it plays. The conformance kit runs its model-stage
+    clauses with it.
+    """
+    player = ScriptedPydanticAIModel(script)
+    return FunctionModel(player._respond, stream_function=player._stream, model_name="function")  # pyright: ignore[reportPrivateUsage]

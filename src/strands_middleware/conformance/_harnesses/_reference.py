@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, cast
 
 from ...agent import (
     AfterModelCallEvent,
@@ -16,12 +16,13 @@ from ...agent import (
     HookEvent,
 )
 from ...content import Messages
+from ...engine._registry import MiddlewareSource
 from ...host._interrupt_state import InterruptState
-from ...testing import ScriptedModel
-from ...tools import tool
-from ..harness import AgentSetup, Capability, HookName, HookRecorder, RunReport
+from ...models import Model
+from ...tools import AgentTool, tool
+from .._harness import AgentSetup, Capability, HookName, HookRecorder, RunReport, is_agent_tool
 
-__all__ = ["ReferenceAgent", "ReferenceHarness"]
+__all__ = ["ReferenceAgent", "ReferenceHarness", "as_agent_tool"]
 
 _HOOKS: dict[type[HookEvent], HookName] = {
     BeforeModelCallEvent: "before_model_call",
@@ -46,6 +47,20 @@ class ReferenceAgent:
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         return _report(await self.agent.invoke_async(responses))
 
+    def forget(self) -> None:
+        self.agent.messages.clear()
+
+    @property
+    def handlers_agent(self) -> object:
+        return self.agent
+
+    def use(self, *middleware: MiddlewareSource) -> ReferenceAgent:
+        self.agent.use(*middleware)
+        return self
+
+    def cancel(self) -> None:
+        self.agent.cancel()
+
     def stream(self, prompt: str) -> AsyncIterator[object]:
         return self.agent.stream_async(prompt)
 
@@ -68,8 +83,9 @@ class ReferenceHarness:
 
     name = "reference"
     capabilities = frozenset(Capability)
+    known_failures: Mapping[str, str] = {}
 
-    def model(self, script: ScriptedModel) -> object:
+    def model(self, script: Model) -> object:
         return script
 
     def build(self, setup: AgentSetup) -> ReferenceAgent:
@@ -85,14 +101,24 @@ class ReferenceHarness:
         )
 
     def _agent(self, setup: AgentSetup, **restored: Any) -> Agent:
+        model: Any = setup.model if setup.model is not None else setup.script
+        restored.setdefault("messages", copy.deepcopy(list(setup.messages)))
         return Agent(
-            model=setup.script,
-            tools=[tool(function) for function in setup.tools],
+            model=model,
+            tools=[as_agent_tool(each) for each in setup.tools],
             system_prompt=setup.system_prompt,
+            tool_choice=setup.tool_choice,
             middleware=setup.middleware,
             **restored,
         )
 
 
+def as_agent_tool(given: Callable[..., Any] | AgentTool) -> AgentTool:
+    """``given`` as a tool of this library: a plain function through ``@tool``."""
+    if is_agent_tool(given):
+        return given
+    return tool(cast("Callable[..., Any]", given))
+
+
 def _report(result: AgentResult) -> RunReport:
-    return RunReport(result.stop_reason, result.message, tuple(result.interrupts))
+    return RunReport(result.stop_reason, result.message, tuple(result.interrupts), result.usage)

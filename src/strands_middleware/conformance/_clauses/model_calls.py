@@ -6,18 +6,29 @@ import copy
 from collections.abc import AsyncGenerator
 from typing import Any, cast
 
-from ...content import Message, ToolChoiceAny, ToolChoiceAnyDict, ToolSpec
+from ...content import (
+    Message,
+    ToolChoiceAny,
+    ToolChoiceAnyDict,
+    ToolChoiceAuto,
+    ToolChoiceAutoDict,
+    ToolSpec,
+)
 from ...engine._handlers import MiddlewareNext
 from ...engine._result import MiddlewareResult
 from ...events import ModelStopReason, TypedEvent
 from ...models import Model
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
-from ...testing import ScriptedModel, text_turn
-from ..clause import Trial, clause, expect
+from ...testing import ScriptedModel, text_turn, tool_turn
+from .._clause import ClauseFailed, Trial, clause, expect
+from .._harness import Capability
 from . import _sources as cite
 from ._probes import ZERO_METRICS, ZERO_USAGE, conversation, exception_chain, outcome
 
 __all__ = [
+    "configured_system_prompt_reaches_the_model",
+    "configured_tool_choice_reaches_the_model",
+    "in_place_message_edits_reach_the_model",
     "input_messages_reach_the_model",
     "input_system_prompt_reaches_the_model",
     "input_tool_choice_reaches_the_model",
@@ -28,6 +39,7 @@ __all__ = [
     "model_error_reaches_handlers_unchanged",
     "output_rewrite_reaches_the_history",
     "per_call_model_switch_leaves_the_agent_model",
+    "per_call_switch_to_a_model_of_this_library",
     "system_prompt_blocks_reach_the_model",
     "wrap_short_circuit_skips_the_model",
 ]
@@ -37,7 +49,7 @@ def _spec_names(specs: list[ToolSpec] | None) -> list[str]:
     return sorted(spec["name"] for spec in specs or [])
 
 
-@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES, model_stage=True)
 async def input_system_prompt_reaches_the_model(trial: Trial) -> None:
     """A system prompt an Input handler sets with replace() is the one the model receives."""
 
@@ -54,7 +66,7 @@ async def input_system_prompt_reaches_the_model(trial: Trial) -> None:
     expect(sent == "Answer in French.", f"the model was sent system prompt {sent!r}")
 
 
-@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES, model_stage=True)
 async def input_messages_reach_the_model(trial: Trial) -> None:
     """Messages an Input handler replaces are what the model receives, for that call only: the
     agent's history keeps the user's own turn."""
@@ -78,7 +90,7 @@ async def input_messages_reach_the_model(trial: Trial) -> None:
     )
 
 
-@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES, model_stage=True)
 async def input_tool_specs_reach_the_model(trial: Trial) -> None:
     """Tool specs an Input handler narrows are the tools the model is offered."""
 
@@ -95,7 +107,7 @@ async def input_tool_specs_reach_the_model(trial: Trial) -> None:
     expect(offered == ["add"], f"the model was offered {offered}")
 
 
-@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES)
+@clause(cite.CONTEXT_TRANSFORMATION, cite.BUILT_IN_STAGES, model_stage=True)
 async def input_tool_choice_reaches_the_model(trial: Trial) -> None:
     """A tool choice an Input handler sets is the one the model receives."""
 
@@ -113,7 +125,7 @@ async def input_tool_choice_reaches_the_model(trial: Trial) -> None:
     expect(sent == {"any": {}}, f"the model was sent tool choice {sent!r}")
 
 
-@clause(cite.SYSTEM_PROMPT_UNION)
+@clause(cite.SYSTEM_PROMPT_UNION, model_stage=True)
 async def system_prompt_blocks_reach_the_model(trial: Trial) -> None:
     """A system prompt given as a list of content blocks reaches the model as those blocks."""
     blocks: Any = [{"text": "Be brief."}, {"text": "Be kind."}]
@@ -127,7 +139,7 @@ async def system_prompt_blocks_reach_the_model(trial: Trial) -> None:
     expect(sent == blocks, f"the model was sent system prompt blocks {sent!r}")
 
 
-@clause(cite.DEFENSIVE_COPIES, cite.CONVERSE_ONLY)
+@clause(cite.DEFENSIVE_COPIES, cite.CONVERSE_ONLY, model_stage=True)
 async def model_context_holds_what_the_model_receives(trial: Trial) -> None:
     """Unchanged, a model call's context holds exactly the request the model receives: the same
     messages, system prompt and tool specs, and nothing else."""
@@ -165,7 +177,7 @@ async def model_context_holds_what_the_model_receives(trial: Trial) -> None:
         )
 
 
-@clause(cite.DEFENSIVE_COPIES, cite.BUILT_IN_STAGES)
+@clause(cite.DEFENSIVE_COPIES, cite.BUILT_IN_STAGES, model_stage=True)
 async def model_context_is_a_defensive_copy(trial: Trial) -> None:
     """A handler editing the model call's context in place (messages, tool specs) changes neither
     the agent's history nor its tools."""
@@ -198,7 +210,7 @@ async def model_context_is_a_defensive_copy(trial: Trial) -> None:
     expect(offered == ["add"], f"after the edit the model was offered {offered}")
 
 
-@clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES)
+@clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES, model_stage=True)
 async def wrap_short_circuit_skips_the_model(trial: Trial) -> None:
     """A Wrap handler that yields its own ModelStopReason without calling next_fn answers the
     call: the model is not asked, and the answer is the run's result and joins the history."""
@@ -219,7 +231,7 @@ async def wrap_short_circuit_skips_the_model(trial: Trial) -> None:
     )
 
 
-@clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES)
+@clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES, model_stage=True)
 async def output_rewrite_reaches_the_history(trial: Trial) -> None:
     """A model call's Output handler that replaces the result changes what the run returns and
     what the history keeps."""
@@ -241,13 +253,13 @@ async def output_rewrite_reaches_the_history(trial: Trial) -> None:
     )
 
 
-@clause(cite.PER_CALL_MODEL)
+@clause(cite.PER_CALL_MODEL, model_stage=True)
 async def per_call_model_switch_leaves_the_agent_model(trial: Trial) -> None:
     """An Input handler that points one call at another model (replace(model=...)) sends that
     call there and leaves the agent's model for the next call."""
     other = ScriptedModel([text_turn("From the other model.")])
     # context.model holds the host's own model, whatever its shape.
-    other_model = cast(Model, trial.harness.model(other))
+    other_model = cast(Model, trial.model(other))
     models: list[object] = []
 
     def switch_once(context: InvokeModelContext) -> InvokeModelContext:
@@ -268,7 +280,7 @@ async def per_call_model_switch_leaves_the_agent_model(trial: Trial) -> None:
     )
 
 
-@clause(cite.CLEANUP_RULE, cite.USER_ERRORS)
+@clause(cite.CLEANUP_RULE, cite.USER_ERRORS, model_stage=True)
 async def model_error_reaches_handlers_unchanged(trial: Trial) -> None:
     """An exception the model raises reaches a Wrap handler as the very object, and, unless a
     handler handles it, ends the run with that exception."""
@@ -299,7 +311,7 @@ async def model_error_reaches_handlers_unchanged(trial: Trial) -> None:
     )
 
 
-@clause(cite.RESULT_RULE, cite.USER_ERRORS)
+@clause(cite.RESULT_RULE, cite.USER_ERRORS, model_stage=True)
 async def missing_model_result_is_an_error(trial: Trial) -> None:
     """A model call whose chain ends without a ModelStopReason ends the run with a RuntimeError
     naming the stage; it is never taken for an empty answer."""
@@ -321,3 +333,136 @@ async def missing_model_result_is_an_error(trial: Trial) -> None:
         if isinstance(link, RuntimeError) and "invokemodel" in str(link).lower()
     ]
     expect(bool(named), f"the run raised {ended!r}, not a RuntimeError naming invokeModel")
+
+
+@clause(cite.SYSTEM_PROMPT_UNION, cite.BUILT_IN_STAGES, model_stage=True)
+async def configured_system_prompt_reaches_the_model(trial: Trial) -> str | None:
+    """The agent's configured system prompt is what handlers see and what the model receives:
+    as its text when a string, as its blocks when a list of blocks (or, from a host that cannot
+    take blocks, a refusal when the agent is built)."""
+    seen: list[Any] = []
+
+    def record(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(copy.deepcopy(context.system_prompt))
+        return context
+
+    built = trial.build(
+        [text_turn("Fine.")],
+        middleware=[InvokeModelStage.input(record)],
+        system_prompt="Be brief.",
+    )
+    await built.agent.run("Hi")
+    request = built.script.requests[0]
+    expect(
+        request.system_prompt == "Be brief.",
+        f"the model was sent system prompt {request.system_prompt!r}, not the agent's",
+    )
+    expect(
+        request.system_prompt_content == [{"text": "Be brief."}],
+        f"the model was sent system prompt blocks {request.system_prompt_content!r}",
+    )
+    expect(seen == ["Be brief."], f"the handler saw system prompt {seen!r}")
+    blocks: Any = [{"text": "Be brief."}, {"text": "Be kind."}]
+    try:
+        built = trial.build([text_turn("Fine.")], system_prompt=copy.deepcopy(blocks))
+    except (TypeError, ValueError) as refused:
+        return f"refuses system prompt blocks when built: {refused}"
+    await built.agent.run("Hi")
+    given = built.script.requests[0].system_prompt_content
+    expect(given == blocks, f"the model was sent system prompt blocks {given!r}, not the agent's")
+    return None
+
+
+async def _tool_choice_is_refused(trial: Trial) -> str:
+    try:
+        trial.build([text_turn("Fine.")], tools=[trial.tools.add], tool_choice=_AUTO)
+    except (TypeError, ValueError):
+        return "not declared: a configured tool choice is refused when the agent is built"
+    raise ClauseFailed(
+        "the host declares no agent tool choice, yet built an agent with one: the choice would "
+        "be silently dropped"
+    )
+
+
+@clause(
+    cite.CONTEXT_TRANSFORMATION,
+    cite.BUILT_IN_STAGES,
+    needs=Capability.TOOL_CHOICE,
+    otherwise=_tool_choice_is_refused,
+    model_stage=True,
+)
+async def configured_tool_choice_reaches_the_model(trial: Trial) -> None:
+    """The agent's configured tool choice is what handlers see and what the model receives on
+    every call."""
+    seen: list[Any] = []
+
+    def record(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(copy.deepcopy(context.tool_choice))
+        return context
+
+    built = trial.build(
+        [_ADD_TURN, text_turn("3")],
+        tools=[trial.tools.add],
+        middleware=[InvokeModelStage.input(record)],
+        tool_choice=_AUTO,
+    )
+    await built.agent.run("Add")
+    sent = [request.tool_choice for request in built.script.requests]
+    expect(sent == [{"auto": {}}] * 2, f"the model was sent tool choices {sent!r}")
+    expect(seen == [{"auto": {}}] * 2, f"the handlers saw tool choices {seen!r}")
+
+
+_ADD_TURN = tool_turn("add", {"a": 1, "b": 2}, "t1")
+_AUTO: ToolChoiceAutoDict = {"auto": ToolChoiceAuto()}
+
+
+@clause(cite.CONTEXT_TRANSFORMATION, cite.DEFENSIVE_COPIES, model_stage=True)
+async def in_place_message_edits_reach_the_model(trial: Trial) -> None:
+    """Messages an Input handler edits, adds or removes in place (on the context's own list)
+    are what the model receives, for that call only: the history keeps every turn."""
+
+    def shout(context: InvokeModelContext) -> InvokeModelContext:
+        context.messages[-1]["content"] = [{"text": "HI"}]
+        context.messages.append({"role": "assistant", "content": [{"text": "noted"}]})
+        context.messages.append({"role": "user", "content": [{"text": "be brief"}]})
+        return context
+
+    built = trial.build([text_turn("ok")], middleware=[InvokeModelStage.input(shout)])
+    await built.agent.run("hi")
+    sent = conversation(built.script.requests[0].messages)
+    expected = [
+        ("user", [{"text": "HI"}]),
+        ("assistant", [{"text": "noted"}]),
+        ("user", [{"text": "be brief"}]),
+    ]
+    expect(sent == expected, f"the model was sent {sent}")
+
+    def drop_first(context: InvokeModelContext) -> InvokeModelContext:
+        del context.messages[0]
+        return context
+
+    built = trial.build(
+        [text_turn("one"), text_turn("two")], middleware=[InvokeModelStage.input(drop_first)]
+    )
+    await built.agent.run("first")
+    await built.agent.run("second")
+    sent = conversation(built.script.requests[1].messages)
+    expected = [("assistant", [{"text": "one"}]), ("user", [{"text": "second"}])]
+    expect(sent == expected, f"the second call sent {sent}")
+    kept = len(built.agent.messages)
+    expect(kept == 4, f"the history kept {kept} turns, not 4")
+
+
+@clause(cite.PER_CALL_MODEL, cite.CONVERSE_ONLY, model_stage=True)
+async def per_call_switch_to_a_model_of_this_library(trial: Trial) -> None:
+    """An Input handler can point a call at a model of this library's own shape (whatever the
+    host's model is): that model answers the call."""
+    backup = ScriptedModel([text_turn("From the backup.")])
+
+    def switch(context: InvokeModelContext) -> InvokeModelContext:
+        return context.replace(model=backup)
+
+    built = trial.build([], middleware=[InvokeModelStage.input(switch)])
+    report = await built.agent.run("Hi")
+    expect(report.text == "From the backup.", f"the switched call gave {report.text!r}")
+    expect(len(backup.requests) == 1, f"the backup was asked {len(backup.requests)}x")

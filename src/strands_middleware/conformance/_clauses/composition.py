@@ -12,7 +12,7 @@ from ...events import TypedEvent
 from ...stages._execute_tool import ExecuteToolStage
 from ...stages._invoke_model import InvokeModelStage
 from ...testing import text_turn, tool_turn
-from ..clause import Trial, clause, expect
+from .._clause import Trial, clause, expect
 from . import _sources as cite
 from ._probes import tracked
 
@@ -48,7 +48,7 @@ def _phase_logger(
     return stage.input(on_input), stage.wrap(on_wrap), stage.output(on_output)
 
 
-@clause(cite.PHASES, cite.PHASE_ORDER)
+@clause(cite.PHASES, cite.PHASE_ORDER, model_stage=True)
 async def phases_run_input_wrap_output(trial: Trial) -> None:
     """A model call runs its Input, then Wrap, then Output handlers, whatever the order they were
     registered in."""
@@ -62,7 +62,7 @@ async def phases_run_input_wrap_output(trial: Trial) -> None:
     )
 
 
-@clause(cite.PHASES, cite.PHASE_ORDER)
+@clause(cite.PHASES, cite.PHASE_ORDER, model_stage=True)
 async def first_registered_handler_is_outermost(trial: Trial) -> None:
     """Within each phase the first registered handler is the outermost: its Input runs first,
     its Wrap opens first and ends last, its Output runs last."""
@@ -110,7 +110,7 @@ async def tool_call_phases_run_input_wrap_output(trial: Trial) -> None:
     expect(log == expected, f"expected {expected}, got {log}")
 
 
-@clause(cite.CLEANUP_RULE, cite.CLEANUP)
+@clause(cite.CLEANUP_RULE, cite.CLEANUP, model_stage=True)
 async def next_fn_twice_opens_a_fresh_inner_chain(trial: Trial) -> None:
     """A Wrap handler that calls next_fn again after a failure (a retry) gets a fresh inner
     chain: the inner handlers and the model run again, and the retry's result is the call's."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from ..clause import Clause
+from .._clause import Clause
 from . import (
     agent_stream,
     boundary,

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from ...catalog import Cache, Retry, ToolApproval
+import contextlib
+from typing import Any
+
+from ...catalog import Cache, Guardrail, GuardrailSubject, Retry, ToolApproval, Verdict
 from ...testing import ScriptedModel, text_turn, tool_turn
-from ..clause import Trial, clause, expect
-from ..harness import AgentSetup
+from .._clause import Trial, clause, expect
+from .._harness import AgentSetup
 from . import _sources as cite
 from ._probes import last_tool_results, responses, texts
 
 __all__ = [
     "catalog_cache_answers_a_repeated_call",
+    "catalog_guardrail_block_never_reaches_the_stream",
     "catalog_retry_recovers_a_failed_model_call",
     "catalog_tool_approval_gates_the_tool",
 ]
 
 
-@clause(cite.CATALOG)
+@clause(cite.CATALOG, model_stage=True)
 async def catalog_retry_recovers_a_failed_model_call(trial: Trial) -> None:
     """Retry calls the model again after a failure it is told to retry, and the run succeeds."""
     retry = Retry(attempts=3, on=(ConnectionError,), backoff=0.0, jitter=0.0)
@@ -26,13 +30,15 @@ async def catalog_retry_recovers_a_failed_model_call(trial: Trial) -> None:
     expect(len(built.script.requests) == 2, f"the model was asked {len(built.script.requests)}x")
 
 
-@clause(cite.CATALOG, cite.CONVERSE_ONLY)
+@clause(cite.CATALOG, cite.CONVERSE_ONLY, model_stage=True)
 async def catalog_cache_answers_a_repeated_call(trial: Trial) -> None:
     """One Cache shared by two agents of one model and system prompt answers the second agent's
     identical request without asking the model."""
     cache = Cache()
     script = ScriptedModel([text_turn("Cached answer."), text_turn("Fresh answer.")])
-    setup = AgentSetup(script=script, middleware=[cache], system_prompt="Be brief.")
+    setup = AgentSetup(
+        script=script, middleware=[cache], system_prompt="Be brief.", model=trial.model(script)
+    )
     first, second = trial.harness.build(setup), trial.harness.build(setup)
     await first.run("What is the capital of France?")
     report = await second.run("What is the capital of France?")
@@ -68,3 +74,28 @@ async def catalog_tool_approval_gates_the_tool(trial: Trial) -> None:
         len(sent) == 1 and sent[0]["status"] == "error" and "denied" in texts(sent[0]).lower(),
         f"the model read {sent} after the denial",
     )
+
+
+@clause(cite.CATALOG, cite.SAME_EVENTS, model_stage=True)
+async def catalog_guardrail_block_never_reaches_the_stream(trial: Trial) -> None:
+    """A reply Guardrail blocks never reaches the host's own event stream: a caller streaming the
+    run sees the block message, never the text the guardrail withheld."""
+
+    def block_secrets(subject: GuardrailSubject) -> Verdict:
+        if subject.flow == "model_output" and "secret" in subject.text:
+            return Verdict.block()
+        return Verdict.allow()
+
+    built = trial.build([text_turn("the secret is 42")], middleware=[Guardrail(block_secrets)])
+    stream: Any = built.agent.stream("Tell me")
+    seen: list[str] = []
+    try:
+        async for event in stream:
+            seen.append(repr(event))
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                await close()
+    leaked = [each for each in seen if "secret" in each or "is 42" in each]
+    expect(not leaked, f"the host's stream carried the withheld reply: {leaked[:2]}")

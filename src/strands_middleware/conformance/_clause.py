@@ -13,9 +13,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..content import SystemPrompt, ToolChoice
 from ..engine._registry import MiddlewareSource
 from ..testing import ScriptedModel, ScriptedTurn
-from .harness import AgentSetup, Capability, Harness, HostAgent
+from ._harness import NATIVE_MODEL, AgentSetup, Capability, Harness, HostAgent, native_model_of
 
 __all__ = [
     "Built",
@@ -57,6 +58,8 @@ class Clause:
         needs: A capability the clause needs, or None.
         otherwise: What is checked instead when ``needs`` is not declared; None means there is
             nothing to check ("n/a").
+        model_stage: The clause checks a model call: it runs a second time with the host's
+            native model when the harness offers one.
     """
 
     id: str
@@ -65,10 +68,14 @@ class Clause:
     check: Check
     needs: Capability | None = None
     otherwise: Check | None = None
+    model_stage: bool = False
 
 
 def clause(
-    *cites: str, needs: Capability | None = None, otherwise: Check | None = None
+    *cites: str,
+    needs: Capability | None = None,
+    otherwise: Check | None = None,
+    model_stage: bool = False,
 ) -> Callable[[Check], Clause]:
     """Make an async check function into a `Clause` named after it, titled by its docstring."""
 
@@ -83,6 +90,7 @@ def clause(
             check=check,
             needs=needs,
             otherwise=otherwise,
+            model_stage=model_stage,
         )
 
     return make
@@ -161,15 +169,31 @@ class Trial:
 
     Args:
         harness: The host under test.
+        native: Play scripts through the harness's native model rather than `Harness.model`.
     """
 
-    def __init__(self, harness: Harness) -> None:
+    def __init__(self, harness: Harness, *, native: bool = False) -> None:
         self.harness = harness
         self.tools = Toolbox()
+        native_model = native_model_of(harness) if native else None
+        if native and native_model is None:
+            raise ValueError(f"the {harness.name} harness offers no native_model()")
+        self._native = native_model
+
+    @property
+    def label(self) -> str:
+        """The host's name, followed by which model plays the scripts when it is the native one."""
+        return self.harness.name if self._native is None else f"{self.harness.name} {NATIVE_MODEL}"
 
     def declares(self, capability: Capability) -> bool:
         """Whether the harness declares ``capability``."""
         return capability in self.harness.capabilities
+
+    def model(self, script: ScriptedModel) -> object:
+        """The host's model playing ``script``: the native one when the trial runs with it."""
+        if self._native is not None:
+            return self._native(script)
+        return self.harness.model(script)
 
     def setup(
         self,
@@ -177,14 +201,18 @@ class Trial:
         *,
         tools: Sequence[Callable[..., Any]] = (),
         middleware: Sequence[MiddlewareSource] = (),
-        system_prompt: str | None = None,
+        system_prompt: SystemPrompt = None,
+        tool_choice: ToolChoice | None = None,
     ) -> AgentSetup:
-        """An `AgentSetup` with a fresh script of ``turns``."""
+        """An `AgentSetup` with a fresh script of ``turns``, played by `model`."""
+        script = ScriptedModel(turns)
         return AgentSetup(
-            script=ScriptedModel(turns),
+            script=script,
             tools=tuple(tools),
             middleware=tuple(middleware),
             system_prompt=system_prompt,
+            tool_choice=tool_choice,
+            model=self.model(script),
         )
 
     def build(
@@ -193,8 +221,17 @@ class Trial:
         *,
         tools: Sequence[Callable[..., Any]] = (),
         middleware: Sequence[MiddlewareSource] = (),
-        system_prompt: str | None = None,
+        system_prompt: SystemPrompt = None,
+        tool_choice: ToolChoice | None = None,
     ) -> Built:
         """A fresh agent of the host playing ``turns``."""
-        setup = self.setup(turns, tools=tools, middleware=middleware, system_prompt=system_prompt)
-        return Built(self.harness.build(setup), setup.script, setup)
+        script = ScriptedModel(turns)
+        setup = AgentSetup(
+            script=script,
+            tools=tuple(tools),
+            middleware=tuple(middleware),
+            system_prompt=system_prompt,
+            tool_choice=tool_choice,
+            model=self.model(script),
+        )
+        return Built(self.harness.build(setup), script, setup)

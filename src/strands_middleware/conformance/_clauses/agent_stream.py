@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncGenerator, Callable
 
-from ...content import Message
+from ...content import Message, Usage
 from ...engine._handlers import MiddlewareNext
 from ...engine._result import MiddlewareResult
 from ...events import EventLoopStopEvent, TypedEvent
@@ -16,20 +16,30 @@ from ...exceptions import ReplacedMessagesError
 from ...stages._agent_stream import AgentStreamContext, AgentStreamStage
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
-from ...testing import text_turn, tool_turn
-from ..clause import Check, Clause, ClauseFailed, Trial, clause, expect
-from ..harness import Capability
+from ...testing import ScriptedModel, text_turn, tool_turn
+from .._clause import Check, Clause, ClauseFailed, Trial, clause, expect
+from .._harness import AgentSetup, Capability
+from .._harnesses._reference import ReferenceHarness
 from . import _sources as cite
-from ._probes import ZERO_METRICS, ZERO_USAGE, exception_chain, outcome, responses
+from ._probes import (
+    ZERO_METRICS,
+    ZERO_USAGE,
+    exception_chain,
+    outcome,
+    public_event_class,
+    responses,
+)
 
 __all__ = [
     "agent_stream_gate_asks_once_per_cycle",
     "agent_stream_interrupt_after_the_pass_is_refused",
     "agent_stream_invocation_state_reaches_the_stages",
+    "agent_stream_output_rewrite_keeps_the_usage",
     "agent_stream_output_rewrite_reaches_the_result",
     "agent_stream_replaced_messages_are_refused",
     "agent_stream_short_circuit_skips_the_pass",
     "agent_stream_trailing_events_keep_the_result",
+    "agent_stream_wrap_handlers_see_the_reference_events",
     "refuses_agent_stream_handlers",
 ]
 
@@ -261,3 +271,60 @@ async def agent_stream_short_circuit_skips_the_pass(trial: Trial) -> None:
         f"after a short-circuited pass the next run sent the model {sent}; expected its own "
         "prompt alone (the short-circuited input is appended only when the terminal runs)",
     )
+
+
+@_agent_stream(cite.PER_STAGE_RESULTS, cite.RESULT_ENCODING)
+async def agent_stream_output_rewrite_keeps_the_usage(trial: Trial) -> None:
+    """An agent-stream Output handler that replaces only the pass's message leaves the run's
+    usage as the model reported it."""
+    usage: Usage = {"inputTokens": 5, "outputTokens": 7, "totalTokens": 12}
+
+    def polite(
+        result: MiddlewareResult[EventLoopStopEvent],
+    ) -> MiddlewareResult[EventLoopStopEvent]:
+        stop = result.value
+        message: Message = {"role": "assistant", "content": [{"text": "Politely: hi"}]}
+        return result.replace(
+            value=EventLoopStopEvent(
+                stop.stop_reason, message, stop.usage, stop.metrics, interrupts=stop.interrupts
+            )
+        )
+
+    script = ScriptedModel([text_turn("hi")], usage=usage)
+    setup = AgentSetup(
+        script=script, middleware=[AgentStreamStage.output(polite)], model=trial.model(script)
+    )
+    report = await trial.harness.build(setup).run("Hello")
+    expect(report.text == "Politely: hi", f"the run ended with {report.text!r}")
+    expect(report.usage is not None, "the harness reports no usage (RunReport.usage)")
+    expect(
+        report.usage is not None and dict(report.usage) == usage,
+        f"the run reported usage {report.usage}, the model {usage}",
+    )
+
+
+@_agent_stream(cite.SAME_EVENTS, cite.AGENT_STREAM_RULE)
+async def agent_stream_wrap_handlers_see_the_reference_events(trial: Trial) -> None:
+    """An agent-stream Wrap handler sees this library's events of a pass in the same classes and
+    order as on the reference agent (a host's own lifecycle events, plain ``TypedEvent`` objects
+    or of a class of the host's, are the only extra)."""
+
+    async def classes(on: Trial) -> list[str]:
+        seen: list[str] = []
+
+        async def record(
+            context: AgentStreamContext, next_fn: MiddlewareNext[AgentStreamContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            async for event in next_fn(context):
+                seen.append(public_event_class(event))
+                yield event
+
+        turns = [tool_turn("add", {"a": 1, "b": 2}, "t1"), text_turn("It is 3.")]
+        built = on.build(turns, tools=[on.tools.add], middleware=[AgentStreamStage.wrap(record)])
+        await built.agent.run("Add")
+        # A host's own events reach the handler as plain TypedEvents (or a class of its own).
+        return [name for name in seen if name != "TypedEvent" and "." not in name]
+
+    ours = await classes(trial)
+    expected = await classes(Trial(ReferenceHarness()))
+    expect(ours == expected, f"the Wrap handler saw {ours}; on the reference agent {expected}")

@@ -10,14 +10,14 @@ from ...events import TypedEvent
 from ...stages._execute_tool import ExecuteToolStage
 from ...stages._invoke_model import InvokeModelStage
 from ...testing import text_turn, tool_turn
-from ..clause import Trial, clause, expect
-from ..harness import Capability
+from .._clause import Trial, clause, expect
+from .._harness import Capability
 from . import _sources as cite
 
 __all__ = ["middleware_retry_is_one_hook_pair"]
 
 
-@clause(cite.HOOK_RETRIES, cite.BUILT_IN_STAGES, needs=Capability.HOOKS)
+@clause(cite.HOOK_RETRIES, cite.BUILT_IN_STAGES, needs=Capability.HOOKS, model_stage=True)
 async def middleware_retry_is_one_hook_pair(trial: Trial) -> None:
     """A Wrap handler that calls next_fn again (a retry) is still one before/after hook pair, on
     a model call and on a tool call."""

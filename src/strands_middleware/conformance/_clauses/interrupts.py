@@ -18,9 +18,9 @@ from ...events import ToolResultEvent, TypedEvent
 from ...interrupts import MiddlewareInterruptResult
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...testing import text_turn, tool_turn
-from ..clause import Built, Trial, clause, expect
-from ..harness import AgentSetup, Capability, Harness, RunReport
-from ..hosts import harness_reference
+from .._clause import Built, Trial, clause, expect
+from .._harness import AgentSetup, Capability, Harness, RunReport
+from .._hosts import harness_reference
 from . import _sources as cite
 from ._probes import conversation, gate, last_tool_results, outcome, responses, texts, tool_id
 
@@ -34,6 +34,7 @@ __all__ = [
     "output_skipped_while_the_call_is_paused",
     "paused_run_resumes_in_a_fresh_agent",
     "resume_does_not_reask_the_model",
+    "resume_reuses_finished_tool_results",
     "resume_runs_the_tool_exactly_once",
     "resume_setup",
     "resumed_report",
@@ -298,7 +299,8 @@ async def resumed_report(
     setup = resume_setup(trial)
     agent = harness.restore(setup, saved)
     report = await agent.resume(answers)
-    requests = setup.script.requests
+    script: Any = setup.script  # the ScriptedModel resume_setup made
+    requests: list[Any] = script.requests
     return {
         "stop_reason": report.stop_reason,
         "text": report.text,
@@ -359,3 +361,43 @@ async def paused_run_resumes_in_a_fresh_agent(trial: Trial) -> str:
         f"the restored run ended {resumed['stop_reason']!r} with {resumed['text']!r}",
     )
     return "in another process" if elsewhere else "in this process (not declared: another process)"
+
+
+@clause(cite.HUMAN_IN_THE_LOOP, cite.INTERRUPTS)
+async def resume_reuses_finished_tool_results(trial: Trial) -> None:
+    """In a round of two tool calls where only one is gated, the resume runs the gated call
+    alone: the call that finished before the pause is not run again, and the model reads both
+    results."""
+
+    async def gate_deletes(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        if context.tool_use["name"] == "delete_file":
+            context.interrupt("approve", reason={"input": dict(context.tool_use["input"])})
+        async for event in next_fn(context):
+            yield event
+
+    both: Message = {
+        "role": "assistant",
+        "content": [
+            {"toolUse": {"toolUseId": "t1", "name": "add", "input": {"a": 1, "b": 2}}},
+            {"toolUse": {"toolUseId": "t2", "name": "delete_file", "input": {"path": "/a"}}},
+        ],
+    }
+    built = trial.build(
+        [both, _DONE],
+        tools=[trial.tools.add, trial.tools.delete_file],
+        middleware=[ExecuteToolStage.wrap(gate_deletes)],
+    )
+    paused = await built.agent.run(_PROMPT)
+    expect(paused.stop_reason == "interrupt", f"the gated run ended {paused.stop_reason!r}")
+    resumed = await built.agent.resume(responses(paused.interrupts, "yes"))
+    expect(resumed.text == "Deleted.", f"the resumed run ended with {resumed.text!r}")
+    added = trial.tools.called("add")
+    expect(len(added) == 1, f"the ungated tool ran {len(added)}x over the pause and the resume")
+    expect(
+        trial.tools.called("delete_file") == [{"path": "/a"}],
+        f"the gated tool ran as {trial.tools.called('delete_file')}",
+    )
+    sent = sorted(result["toolUseId"] for result in last_tool_results(built.script.requests[-1]))
+    expect(sent == ["t1", "t2"], f"after the resume the model read results for {sent}")

@@ -10,19 +10,27 @@ from ...content import ContentBlock, Message, ToolResult, ToolUse
 from ...engine._handlers import MiddlewareNext
 from ...engine._result import MiddlewareResult
 from ...engine._stage import Middleware, MiddlewareStage
-from ...events import ModelMessageEvent, ModelStopReason, ToolResultEvent, TypedEvent
+from ...events import (
+    ModelMessageEvent,
+    ModelStopReason,
+    TextDeltaEvent,
+    ToolResultEvent,
+    TypedEvent,
+)
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ...testing import text_turn, tool_turn
-from ..clause import Trial, clause, expect
-from ..harness import Capability
-from ..harnesses.reference import ReferenceHarness
+from .._clause import Trial, clause, expect
+from .._harness import Capability
+from .._harnesses._reference import ReferenceHarness
 from . import _sources as cite
 from ._probes import public_event_class
 
 __all__ = [
+    "forget_starts_a_fresh_conversation",
     "handlers_see_no_host_only_keys",
     "handlers_see_only_this_librarys_types",
+    "handlers_see_the_hosts_agent",
     "wrap_handlers_see_the_reference_event_stream",
 ]
 
@@ -104,7 +112,7 @@ def _observed_run_setup(trial: Trial, *more: Message) -> tuple[_Observer, _Obser
     return model, tool, built
 
 
-@clause(cite.BOUNDARY_RULE, cite.HOST_PROMISES)
+@clause(cite.BOUNDARY_RULE, cite.HOST_PROMISES, model_stage=True)
 async def handlers_see_only_this_librarys_types(trial: Trial) -> None:
     """Model and tool handlers get this library's contexts, events and MiddlewareResult holding
     this library's result events, with only plain Converse data inside: no host-native object."""
@@ -164,7 +172,7 @@ def _extra(value: Any, allowed: frozenset[str], where: str) -> list[str]:
     return [f"{where}.{key}" for key in cast("Mapping[str, Any]", value) if key not in allowed]
 
 
-@clause(cite.CONVERSE_ONLY, cite.BOUNDARY_RULE)
+@clause(cite.CONVERSE_ONLY, cite.BOUNDARY_RULE, model_stage=True)
 async def handlers_see_no_host_only_keys(trial: Trial) -> None:
     """The messages, tool uses and results handlers see carry Converse keys only, never the
     host's own bookkeeping (ids, metadata) on a message or block."""
@@ -187,22 +195,23 @@ async def handlers_see_no_host_only_keys(trial: Trial) -> None:
     expect(not unique, "handlers saw host-only keys: " + "; ".join(unique[:8]))
 
 
-async def _event_classes(trial: Trial) -> tuple[list[str], list[str]]:
+async def _event_classes(trial: Trial) -> tuple[list[str], list[str], str]:
     model, tool, built = _observed_run_setup(trial)
     await built.agent.run("Add 1 and 2")
     # The Input and Wrap handlers both record contexts; events come from the Wrap handler only.
     return (
         [public_event_class(e) for e in model.events],
         [public_event_class(e) for e in tool.events],
+        "".join(e.text for e in model.events if isinstance(e, TextDeltaEvent)),
     )
 
 
-@clause(cite.SAME_EVENTS, cite.RESULT_ENCODING, cite.BUILT_IN_STAGES)
+@clause(cite.SAME_EVENTS, cite.RESULT_ENCODING, cite.BUILT_IN_STAGES, model_stage=True)
 async def wrap_handlers_see_the_reference_event_stream(trial: Trial) -> str | None:
     """Wrap handlers see a call's stream as this library's typed events (text and tool-input
     deltas, the message, then the result): the same classes in the same order as on the
     reference agent for the same script."""
-    model_events, tool_events = await _event_classes(trial)
+    model_events, tool_events, text = await _event_classes(trial)
     if not trial.declares(Capability.EVENT_STREAMING):
         foreign = [name for name in model_events + tool_events if "." in name]
         expect(not foreign, f"Wrap handlers saw events of no public class here: {foreign}")
@@ -211,7 +220,8 @@ async def wrap_handlers_see_the_reference_event_stream(trial: Trial) -> str | No
             f"the calls did not end with their results: {model_events}, {tool_events}",
         )
         return "not declared: only this library's events, ending with the result"
-    expected_model, expected_tool = await _event_classes(Trial(ReferenceHarness()))
+    expected_model, expected_tool, _ = await _event_classes(Trial(ReferenceHarness()))
+    expect(text == "Adding.3", f"the text deltas a Wrap handler saw make {text!r}, not 'Adding.3'")
     for kind in ("TextDeltaEvent", "ToolUseDeltaEvent", "ModelMessageEvent"):
         expect(kind in model_events, f"a model call's Wrap handler never saw a {kind}")
     expect(
@@ -223,3 +233,47 @@ async def wrap_handlers_see_the_reference_event_stream(trial: Trial) -> str | No
         f"a tool call's Wrap handler saw {tool_events}; on the reference agent {expected_tool}",
     )
     return None
+
+
+@clause(cite.BUILT_IN_STAGES, cite.HOST_PROMISES)
+async def handlers_see_the_hosts_agent(trial: Trial) -> None:
+    """Every handler of an agent's runs gets the same ``context.agent``: the object the host
+    says it hands them (`HostAgent.handlers_agent`), which per-agent state is kept by."""
+    seen: list[object] = []
+
+    def on_model(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(context.agent)
+        return context
+
+    def on_tool(context: ExecuteToolContext) -> ExecuteToolContext:
+        seen.append(context.agent)
+        return context
+
+    built = trial.build(
+        [tool_turn("add", {"a": 1, "b": 2}, "t1"), text_turn("3"), text_turn("Again.")],
+        tools=[trial.tools.add],
+        middleware=[InvokeModelStage.input(on_model), ExecuteToolStage.input(on_tool)],
+    )
+    await built.agent.run("Add")
+    await built.agent.run("Again")
+    expected = built.agent.handlers_agent
+    expect(len(seen) == 4, f"the handlers ran {len(seen)}x, expected 4")
+    expect(
+        all(agent is expected for agent in seen),
+        f"the handlers saw {seen!r}; the host says it hands them {expected!r}",
+    )
+
+
+@clause(cite.HOST_PROMISES)
+async def forget_starts_a_fresh_conversation(trial: Trial) -> None:
+    """After `HostAgent.forget()`, the agent's next run starts from an empty history: the model
+    is sent the new prompt alone, and the history holds only the new turns."""
+    built = trial.build([text_turn("One."), text_turn("Two.")])
+    await built.agent.run("First")
+    built.agent.forget()
+    await built.agent.run("Second")
+    sent = [(m["role"], list(m["content"])) for m in built.script.requests[1].messages]
+    expect(sent == [("user", [{"text": "Second"}])], f"after forget() the model was sent {sent}")
+    kept = [(m["role"], list(m["content"])) for m in built.agent.messages]
+    expected = [("user", [{"text": "Second"}]), ("assistant", [{"text": "Two."}])]
+    expect(kept == expected, f"after forget() the history is {kept}")

@@ -4,8 +4,12 @@ A harness knows one host (an agent framework with this library's middleware on i
 the clauses. The kit hands it an `AgentSetup` (a scripted model, a few plain-function tools, a
 system prompt, the middleware under test) and drives the agent it builds through `HostAgent`:
 run a prompt, resume with interrupt answers, stream a run so it can be stopped or cancelled,
-read the history and the hook calls, save a paused run. Everything else (what to check and how)
-belongs to the clauses.
+cancel a run, read the history and the hook calls, save a paused run. Everything else (what to
+check and how) belongs to the clauses.
+
+A harness also declares the clauses its host is known to break (`Harness.known_failures`), and may
+offer a chat model of the host's own kind (`Harness.native_model`), which the kit then uses for a
+second run of every model-stage clause.
 """
 
 from __future__ import annotations
@@ -13,14 +17,17 @@ from __future__ import annotations
 import enum
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeGuard
 
-from ..content import Message, Messages
+from ..content import Message, Messages, SystemPrompt, ToolChoice, Usage
 from ..engine._registry import MiddlewareSource
 from ..interrupts import Interrupt
+from ..models import Model
 from ..testing import ScriptedModel
+from ..tools import AgentTool
 
 __all__ = [
+    "NATIVE_MODEL",
     "AgentSetup",
     "Capability",
     "Harness",
@@ -28,7 +35,12 @@ __all__ = [
     "HookRecorder",
     "HostAgent",
     "RunReport",
+    "is_agent_tool",
+    "native_model_of",
 ]
+
+NATIVE_MODEL = "[native model]"
+"""What a clause's id is followed by when it ran with the host's native model."""
 
 
 class Capability(enum.Enum):
@@ -61,6 +73,21 @@ class Capability(enum.Enum):
     Undeclared: the hook clause has nothing to observe and says so in the table ("n/a").
     """
 
+    CANCEL = "cancel a run"
+    """`HostAgent.cancel` stops the run in progress, and tool handlers watch the run's own cancel
+    signal (``ExecuteToolContext.cancel_signal``), which the cancel sets.
+
+    Undeclared: the cancel clause has nothing to observe and says so in the table ("n/a").
+    """
+
+    TOOL_CHOICE = "agent tool choice"
+    """An agent can be configured with a tool choice (`AgentSetup.tool_choice`) that reaches
+    every model call.
+
+    Undeclared: `Harness.build` must refuse a setup with a tool choice by raising, so a
+    configured choice is never silently dropped.
+    """
+
     RESUME_IN_ANOTHER_PROCESS = "resume in another process"
     """A paused run saved with `HostAgent.save` resumes in a fresh Python process.
 
@@ -80,19 +107,31 @@ class AgentSetup:
     """Everything an agent of the host is built from.
 
     Attributes:
-        script: The model's turns. Build the host's model with `Harness.model` from it: the model
-            must play the script's turns through ``script.stream(...)``, so that
+        script: The model's turns (a `ScriptedModel`; a test of a catalog item may give any
+            model of this library's shape). Build the host's model with `Harness.model` from
+            it: the model must play the turns through ``script.stream(...)``, so that
             ``script.requests`` records what the host sent the model.
-        tools: Plain functions (sync or ``async def``) with Google-style docstrings. Turn each
-            into the host's own tool, named after the function.
+        tools: Plain functions (sync or ``async def``) with Google-style docstrings: turn each
+            into the host's own tool, named after the function. A tool of this library (an
+            `AgentTool`, such as a ``@tool`` function) is offered to the host as it is, through
+            the bridge's adapter for such tools.
         middleware: What to register, in this order, with the host's ``use()``.
-        system_prompt: The agent's system prompt.
+        system_prompt: The agent's system prompt: a string or a list of system content blocks
+            (a host that cannot take blocks refuses them in `Harness.build` by raising).
+        tool_choice: The agent's tool choice, for every model call (see
+            `Capability.TOOL_CHOICE`).
+        model: The host's model playing ``script``, made by the kit with `Harness.model` or
+            `Harness.native_model`; build the agent with it. None: make it with `Harness.model`.
+        messages: The history the agent starts from, as Converse.
     """
 
-    script: ScriptedModel
-    tools: Sequence[Callable[..., Any]] = ()
+    script: Model
+    tools: Sequence[Callable[..., Any] | AgentTool] = ()
     middleware: Sequence[MiddlewareSource] = ()
-    system_prompt: str | None = None
+    system_prompt: SystemPrompt = None
+    tool_choice: ToolChoice | None = None
+    model: object | None = None
+    messages: Sequence[Message] = ()
 
 
 @dataclass(frozen=True)
@@ -104,11 +143,16 @@ class RunReport:
         message: The last assistant message (only its ``role`` and ``content`` are read).
         interrupts: What the caller must answer before the run can go on, as this library's
             `Interrupt` (id, name, reason), when the run paused.
+        usage: The tokens this run (or resume) used, as the host's own result reports them;
+            None when the harness does not report them. A harness declaring
+            `Capability.AGENT_STREAM` reports them (a clause checks that a pass's Output
+            handler keeps them).
     """
 
     stop_reason: str
     message: Message
     interrupts: Sequence[Interrupt] = ()
+    usage: Usage | None = None
 
     @property
     def text(self) -> str:
@@ -133,6 +177,28 @@ class HostAgent(Protocol):
         blocks, the resume prompt of this library's hosts. Pass them to the host as they are:
         the kit also sends malformed ones, which the host must refuse by raising, leaving the
         paused run as it was.
+        """
+        ...
+
+    def use(self, *middleware: MiddlewareSource) -> object:
+        """Register more middleware on the agent, after what its setup gave."""
+        ...
+
+    def forget(self) -> None:
+        """Start a fresh conversation: the history is empty again, while the agent, its
+        middleware and what they keep per agent stay."""
+        ...
+
+    @property
+    def handlers_agent(self) -> object:
+        """What the host hands handlers as ``context.agent``: the one object per agent that
+        middleware keeps per-agent state by (the framework's agent, or the bridge on it)."""
+        ...
+
+    def cancel(self) -> None:
+        """Cancel the run in progress (see `Capability.CANCEL`): it stops at its next step.
+
+        A host without run cancellation raises `NotImplementedError`.
         """
         ...
 
@@ -171,8 +237,13 @@ class Harness(Protocol):
             name = "myframework"
             capabilities = frozenset({Capability.HOOKS})
 
+            known_failures = {}  # clause id -> why the host breaks it (the upstream behaviour)
+
             def model(self, script: ScriptedModel) -> object:
                 return MyFrameworkModelPlaying(script)
+
+            def native_model(self, script: ScriptedModel) -> object:  # optional
+                return MyFrameworksOwnChatModelClassPlaying(script)
 
             def build(self, setup: AgentSetup) -> HostAgent: ...
             def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> HostAgent: ...
@@ -189,10 +260,26 @@ class Harness(Protocol):
         """What the host supports (see `Capability`)."""
         ...
 
-    def model(self, script: ScriptedModel) -> object:
-        """A model of the host's own shape that plays ``script``.
+    @property
+    def known_failures(self) -> Mapping[str, str]:
+        """The clauses the host breaks today: clause id to why, naming the upstream behaviour.
+
+        The one place a host's known failures are written: the command line, the pytest suite
+        and the support matrix read it. A listed clause must fail; once it passes, the kit says
+        so until the entry goes. A clause run with the host's native model (see
+        `native_model`) is listed as ``"<clause id>[native model]"``.
+        """
+        ...
+
+    def model(self, script: Model) -> object:
+        """A model that plays ``script`` and that the host accepts (the scripted path).
 
         Handlers get it too: a clause points one model call at another model this way.
+
+        A harness may also offer ``native_model(script)``: a model of the host's own kind (a
+        class of the framework's model base, not this library's) driven by the same script,
+        so that ``script.requests`` still records what the host sent. When it does, the kit
+        runs every model-stage clause a second time with it.
         """
         ...
 
@@ -221,3 +308,18 @@ class HookRecorder:
 
     def __call__(self, event: object) -> None:
         self._log.append(self._name)
+
+
+def native_model_of(harness: Harness) -> Callable[[ScriptedModel], object] | None:
+    """The harness's ``native_model`` (see `Harness.model`), or None when it offers none."""
+    found: object = getattr(harness, "native_model", None)
+    if not callable(found):
+        return None
+    native: Callable[[ScriptedModel], object] = found
+    return native
+
+
+def is_agent_tool(given: object) -> TypeGuard[AgentTool]:
+    """Whether ``given`` (an `AgentSetup.tools` item) is a tool of this library rather than a
+    plain function: offer such a tool to the host through the bridge's adapter for them."""
+    return hasattr(given, "tool_spec") and hasattr(given, "stream")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import threading
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -11,16 +14,21 @@ from ...engine._result import MiddlewareResult
 from ...events import ToolResultEvent, TypedEvent
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...testing import text_turn, tool_turn
-from ..clause import Trial, clause, expect
+from ...tools import tool
+from .._clause import Trial, clause, expect
+from .._harness import Capability
 from . import _sources as cite
 from ._probes import last_tool_results, texts, tool_results, tracked
 
 __all__ = [
+    "cancel_sets_the_signal_tool_handlers_hold",
     "raising_tool_becomes_an_error_result",
     "tool_context_describes_the_call",
+    "tool_handlers_can_run_the_tool_themselves",
     "tool_input_rewrite_reaches_the_tool",
     "tool_next_fn_twice_runs_the_tool_again",
     "tool_output_rewrite_reaches_the_model",
+    "tool_switch_to_a_tool_of_this_library",
     "tool_use_edits_do_not_reach_the_history",
     "unknown_tool_can_be_answered_by_middleware",
     "unknown_tool_runs_the_chain_with_tool_none",
@@ -288,3 +296,99 @@ async def tool_use_edits_do_not_reach_the_history(trial: Trial) -> None:
         [(use["name"], use["input"]) for use in requested] == [("add", {"a": 1, "b": 2})],
         f"the history's tool request became {requested}",
     )
+
+
+@clause(cite.BUILT_IN_STAGES, cite.HOST_PROMISES, needs=Capability.CANCEL)
+async def cancel_sets_the_signal_tool_handlers_hold(trial: Trial) -> None:
+    """Tool handlers hold the run's own cancel signal: the same one for every call of the run,
+    and `HostAgent.cancel()` sets it while a tool is running."""
+    signals: list[threading.Event] = []
+
+    def note(context: ExecuteToolContext) -> ExecuteToolContext:
+        signals.append(context.cancel_signal)
+        return context
+
+    built = trial.build(
+        [_ADD, tool_turn("wait_for_cancel", {}, "t2"), text_turn("Not cancelled.")],
+        tools=[trial.tools.add, trial.tools.wait_for_cancel],
+        middleware=[ExecuteToolStage.input(note)],
+    )
+    run = asyncio.ensure_future(built.agent.run("Add, then wait"))
+    waiting = asyncio.ensure_future(trial.tools.waiting.wait())
+    await asyncio.wait({run, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    try:
+        expect(trial.tools.waiting.is_set(), f"the run ended before its tool waited: {run!r}")
+        built.agent.cancel()
+        expect(len(signals) == 2, f"the tool handlers ran {len(signals)}x, expected 2")
+        expect(signals[1].is_set(), "cancel() did not set the signal the running call holds")
+        expect(
+            signals[0] is signals[1],
+            "each tool call was handed a cancel signal of its own, not the run's",
+        )
+        # The run stops at its next step; a host that leaves the waiting tool alone is
+        # cancelled below (cleanup clauses check what happens then).
+        await asyncio.wait({run}, timeout=2.0)
+    finally:
+        run.cancel()
+        with contextlib.suppress(BaseException):
+            await run
+
+
+def _multiply(a: int, b: int) -> int:
+    """Multiply two integers.
+
+    Args:
+        a: The first factor.
+        b: The second factor.
+    """
+    return a * b
+
+
+@clause(cite.CONTEXT_TRANSFORMATION, cite.CONVERSE_ONLY)
+async def tool_switch_to_a_tool_of_this_library(trial: Trial) -> None:
+    """An Input handler can point a tool call at a tool of this library (``@tool``): that tool
+    answers the call, and the model reads its result."""
+
+    def switch(context: ExecuteToolContext) -> ExecuteToolContext:
+        return context.replace(tool=tool(_multiply))
+
+    built = trial.build(
+        [tool_turn("add", {"a": 2, "b": 3}, "t1"), text_turn("ok")],
+        tools=[trial.tools.add],
+        middleware=[ExecuteToolStage.input(switch)],
+    )
+    await built.agent.run("Go")
+    expect(not trial.tools.calls, f"the agent's own tool ran: {trial.tools.calls}")
+    sent = _results_sent(built.script.requests)
+    expect([texts(r) for r in sent] == ["6"], f"the model read {sent}")
+
+
+@clause(cite.CONVERSE_ONLY, cite.HANDLER_SHAPES)
+async def tool_handlers_can_run_the_tool_themselves(trial: Trial) -> None:
+    """``context.tool`` has this library's tool shape: a handler reads its name and Converse
+    spec and runs it with ``stream(tool_use, invocation_state)``, its events this library's."""
+    specs: list[tuple[str, list[str]]] = []
+    foreign: list[str] = []
+
+    async def run_it_myself(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        expect(context.tool is not None, "the handler was given no tool")
+        assert context.tool is not None
+        specs.append((context.tool.tool_name, sorted(context.tool.tool_spec)))
+        async for event in context.tool.stream(context.tool_use, context.invocation_state):
+            if not isinstance(event, TypedEvent):
+                foreign.append(type(event).__name__)
+            yield event
+
+    built = trial.build(
+        [tool_turn("add", {"a": 2, "b": 3}, "t1"), text_turn("ok")],
+        tools=[trial.tools.add],
+        middleware=[ExecuteToolStage.wrap(run_it_myself)],
+    )
+    await built.agent.run("Go")
+    expect(specs == [("add", ["description", "inputSchema", "name"])], f"the tool was {specs}")
+    expect(not foreign, f"the tool's stream gave events of no class of this library: {foreign}")
+    sent = _results_sent(built.script.requests)
+    expect([texts(r) for r in sent] == ["5"], f"the model read {sent}")

@@ -7,7 +7,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import cast
 
-from .harness import Harness
+from ._harness import Harness
 
 __all__ = ["BUILT_IN_HOSTS", "BuiltInHost", "harness_reference", "load_harness"]
 
@@ -27,7 +27,9 @@ class BuiltInHost:
 
 
 BUILT_IN_HOSTS: dict[str, BuiltInHost] = {
-    "reference": BuiltInHost("strands_middleware.conformance.harnesses.reference:ReferenceHarness"),
+    "reference": BuiltInHost(
+        "strands_middleware.conformance._harnesses._reference:ReferenceHarness"
+    ),
     "strands": BuiltInHost(
         "strands_middleware.bridges.strands.conformance:StrandsHarness",
         needs="strands",

@@ -11,7 +11,7 @@ from ...events import TypedEvent
 from ...stages._execute_tool import ExecuteToolStage
 from ...stages._invoke_model import InvokeModelStage
 from ...testing import text_turn, tool_turn
-from ..clause import Trial, clause, expect
+from .._clause import Trial, clause, expect
 from . import _sources as cite
 from ._probes import outcome, tracked
 
@@ -50,7 +50,7 @@ def _expect_closed(log: list[str], stage: str, calls: int, how: str) -> None:
     expect(closes == expected, f"{how}: {stage} handlers closed in the order {closes}")
 
 
-@clause(cite.CLEANUP, cite.CLEANUP_RULE, cite.GENERATOR_CLEANUP)
+@clause(cite.CLEANUP, cite.CLEANUP_RULE, cite.GENERATOR_CLEANUP, model_stage=True)
 async def handlers_closed_innermost_first_on_normal_end(trial: Trial) -> None:
     """When a run ends normally, every handler generator it opened on model and tool calls has
     been closed exactly once, innermost first."""
@@ -65,7 +65,7 @@ async def handlers_closed_innermost_first_on_normal_end(trial: Trial) -> None:
     _expect_closed(log, "tool", 1, "normal end")
 
 
-@clause(cite.CLEANUP, cite.CLEANUP_RULE, cite.GENERATOR_CLEANUP)
+@clause(cite.CLEANUP, cite.CLEANUP_RULE, cite.GENERATOR_CLEANUP, model_stage=True)
 async def handlers_closed_innermost_first_on_error(trial: Trial) -> None:
     """When a model call raises, every handler generator around it has been closed exactly once,
     innermost first, by the time the error reaches the caller."""
@@ -76,7 +76,7 @@ async def handlers_closed_innermost_first_on_error(trial: Trial) -> None:
     _expect_closed(log, "model", 1, "error")
 
 
-@clause(cite.CLEANUP, cite.CLEANUP_RULE, cite.GENERATOR_CLEANUP)
+@clause(cite.CLEANUP, cite.CLEANUP_RULE, cite.GENERATOR_CLEANUP, model_stage=True)
 async def handlers_closed_innermost_first_on_cancellation(trial: Trial) -> None:
     """When the task running the agent is cancelled during a tool call, every handler generator
     it opened has been closed exactly once, innermost first, by the time the task ends."""
@@ -104,7 +104,7 @@ async def handlers_closed_innermost_first_on_cancellation(trial: Trial) -> None:
     _expect_closed(log, "model", 1, "cancellation")
 
 
-@clause(cite.CLEANUP, cite.CLEANUP_RULE, cite.GENERATOR_CLEANUP)
+@clause(cite.CLEANUP, cite.CLEANUP_RULE, cite.GENERATOR_CLEANUP, model_stage=True)
 async def handlers_closed_innermost_first_on_early_stop(trial: Trial) -> None:
     """When the caller stops reading the run's stream mid-model-call and closes it, every handler
     generator it opened has been closed exactly once, innermost first."""
