@@ -55,8 +55,9 @@ from ...events import (
 )
 from ...exceptions import InterruptException, UnsupportedStageError
 from ...host.mixin import MiddlewareHostMixin
+from ...host.model_call import ModelStagePoint
 from ...host.model_stream import process_model_stream
-from ...host.tool_call import make_tool_terminal, run_tool_stage
+from ...host.tool_call import ToolStagePoint, make_tool_terminal
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...stages.agent_stream import AgentStreamStage
 from ...stages.execute_tool import ExecuteToolContext, ExecuteToolStage
@@ -221,7 +222,8 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         system_prompt = system_prompt_in(request.system_message)
         tool_choice = converse_tool_choice(request.tool_choice)
         shown_model = model_in(request.model)
-        context = InvokeModelContext(
+        point = ModelStagePoint(
+            registry,
             agent=self,
             messages=messages,
             system_prompt=system_prompt,
@@ -235,15 +237,19 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         relays: list[Relay] = []
 
         async def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+            changed = point.changed(ours)
             changes: dict[str, Any] = {}
+            # Messages and tool specs are Converse copies a handler may edit in place: the
+            # translation back compares them item by item.
             sent = host_messages(ours.messages, shown)
             if sent is not shown.host:
                 changes["messages"] = sent
-            system_message = system_prompt_out(
-                ours.system_prompt, system_prompt, request.system_message
-            )
-            if system_message is not request.system_message:
-                changes["system_message"] = system_message
+            if "system_prompt" in changed:
+                system_message = system_prompt_out(
+                    ours.system_prompt, system_prompt, request.system_message
+                )
+                if system_message is not request.system_message:
+                    changes["system_message"] = system_message
             tools = host_tools(ours.tool_specs, shown_specs, request.tools)
             if tools is not request.tools:
                 changes["tools"] = tools
@@ -272,13 +278,9 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                     stops.append(event)
                 yield event
 
-        chain = registry.open(InvokeModelStage, context, terminal)
-        result = await _model_result(chain, relays, calls, produced)
+        result = await _model_result(point.open(terminal), relays, calls, produced)
         if result is None:
-            raise RuntimeError(
-                "InvokeModelStage middleware produced no ModelStopReason: a Wrap handler must "
-                "yield the result (pass next_fn's events on, or yield a ModelStopReason)"
-            )
+            raise point.missing()
         return _response_of(result, produced)
 
     # ---- the tool call -----------------------------------------------------------------------
@@ -309,13 +311,16 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         call = request.tool_call
         tool = tool_in(request.tool)
         cancel_signal = threading.Event()
-        context = _ToolCallContext(
+        point = ToolStagePoint(
+            registry,
             agent=self,
             tool=tool,
             tool_use=tool_use_of(call),
             invocation_state=self._invocation_state(config["configurable"].get(_RUNTIME_KEY)),
             cancel_signal=cancel_signal,
+            context_type=_ToolCallContext,
         )
+        context = cast(_ToolCallContext, point.context)
         pauses = context._pauses  # pyright: ignore[reportPrivateUsage]
         produced: dict[int, tuple[ToolResultEvent, ToolMessage | Command[Any]]] = {}
         library_terminal = make_tool_terminal(cancel_signal)
@@ -330,21 +335,18 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             if ours.tool is None:  # the spec's answer for a tool the agent does not have
                 yield ToolResultEvent.error(tool_use_id, f"Unknown tool: {ours.tool_use['name']}")
                 return
+            changed = point.changed(ours)
             changes: dict[str, Any] = {}
-            if ours.tool_use != tool_use_of(call):
+            if "tool_use" in changed:
                 changes["tool_call"] = _tool_call(ours.tool_use)
-            if ours.tool is not tool:
+            if "tool" in changed:
                 changes["tool"] = getattr(ours.tool, "host", ours.tool)
             sent = request.override(**changes) if changes else request
             async for event in _tool_events(handler, sent, tool_use_id, pauses, produced):
                 yield event
 
-        result: ToolResultEvent | None = None
-        stream = run_tool_stage(registry, context, terminal)
         try:
-            async for event in stream:
-                if isinstance(event, ToolResultEvent):
-                    result = event
+            result = await point.result(terminal)
         except InterruptException as paused:
             original = pauses.get(paused.interrupt.id)
             if original is not None:
@@ -359,10 +361,6 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                 f"interrupt {paused.interrupt.id!r} was answered, but the code that raised it "
                 "asked without context.interrupt(), so the answer cannot reach it"
             ) from paused
-        finally:
-            await stream.aclose()
-        if result is None:  # pragma: no cover - run_tool_stage always ends with a result
-            raise RuntimeError("ExecuteToolStage ended without a result")
         return _tool_answer_of(result, produced, call["name"])
 
 
