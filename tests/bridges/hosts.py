@@ -25,9 +25,9 @@ from strands.types.exceptions import EventLoopException
 
 from strands_middleware.agent import Agent, AgentResult
 from strands_middleware.bridges.strands import StrandsBridge
+from strands_middleware.bridges.strands._interrupts import interrupt_in
 from strands_middleware.bridges.strands._tools import LibraryTool
 from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
-from strands_middleware.bridges.strands.translate import interrupt_in
 from strands_middleware.engine.registry import MiddlewareSource
 from strands_middleware.testing import ScriptedModel, ScriptedTurn
 from strands_middleware.tools import tool

@@ -25,7 +25,7 @@ BRIDGE = Path(seams.__file__).parent
 def moved(what: str) -> str:
     return (
         f"strands-agents {STRANDS} changed {what}, which the strands bridge relies on: update "
-        "src/strands_middleware/bridges/strands/_seams.py (and translate.py, which reads the "
+        "src/strands_middleware/bridges/strands/_seams.py (and _translate.py, which reads the "
         "payload) for this release"
     )
 

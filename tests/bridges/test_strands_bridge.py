@@ -40,16 +40,15 @@ from strands_middleware import (
 )
 from strands_middleware.bridges.strands import StrandsBridge
 from strands_middleware.bridges.strands import _seams as seams
-from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
-from strands_middleware.bridges.strands.translate import (
+from strands_middleware.bridges.strands._stream import events_in, events_out
+from strands_middleware.bridges.strands._translate import (
     OUTBOUND,
     Crossing,
     HostEvent,
-    events_in,
-    events_out,
     inbound,
     outbound,
 )
+from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
 from strands_middleware.events import EventLoopStopEvent, ModelStreamEvent, TextDeltaEvent
 from strands_middleware.exceptions import InterruptException, ReplacedMessagesError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage

@@ -29,9 +29,9 @@ from langgraph.types import Command
 from ...conformance.harness import AgentSetup, Capability, HookName, RunReport
 from ...content import Messages
 from ...testing import ScriptedModel
+from ._bridge import LangChainBridge
 from ._converse import converse_messages
 from ._interrupts import interrupts_of, resume_command
-from .bridge import LangChainBridge
 from .testing import ScriptedChatModel
 
 __all__ = ["LangChainAgent", "LangChainHarness"]

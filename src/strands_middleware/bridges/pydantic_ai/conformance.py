@@ -28,9 +28,9 @@ from pydantic_ai.tools import DeferredToolRequests, ToolDefinition
 from ...conformance.harness import AgentSetup, Capability, HookName, RunReport
 from ...content import Message, Messages
 from ...testing import ScriptedModel
+from ._capability import PydanticAIMiddleware
 from ._interrupts import interrupts_of, resume_results
 from ._messages import converse_message, converse_messages
-from .capability import PydanticAIMiddleware
 from .testing import ScriptedPydanticAIModel
 
 __all__ = ["PydanticAIAgent", "PydanticAIHarness"]

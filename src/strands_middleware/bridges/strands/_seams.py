@@ -15,7 +15,7 @@ Each name is looked up when the bridge is imported, so a strands release that mo
 here with the name and the fix, not later as a half-translated stream. Everything else the
 bridge does goes through strands' public API (``Agent.add_middleware`` and the public contexts).
 ``tests/bridges/test_seams.py`` also pins the payload of every event class (its dict keys and
-constructor), which is what `translate` relies on.
+constructor), which is what `_translate` relies on.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from ...conformance.harness import AgentSetup, Capability, HookName, HookRecorde
 from ...content import Messages
 from ...interrupts import Interrupt
 from ...testing import ScriptedModel
-from .bridge import StrandsBridge
+from ._bridge import StrandsBridge
 from .testing import ScriptedStrandsModel
 
 __all__ = ["StrandsAgent", "StrandsHarness"]

@@ -23,12 +23,10 @@ usage and latency to the figures strands' ``AgentResult`` carries (`Crossing`).
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, TypeVar, cast
 
-from strands.interrupt import InterruptException as HostInterruptException
 from strands.types import events as host_events
 
 from ...events import (
@@ -44,7 +42,6 @@ from ...events import (
     ToolUseDeltaEvent,
     TypedEvent,
 )
-from ...exceptions import InterruptException
 from . import _seams as seams
 from ._crossing import Crossing
 from ._interrupts import (
@@ -59,16 +56,22 @@ __all__ = [
     "INBOUND",
     "MODEL_OUTBOUND",
     "OUTBOUND",
+    "ChunkIn",
     "Crossing",
     "HostEvent",
-    "events_in",
-    "events_out",
+    "TextIn",
+    "Translate",
+    "chunk_out",
     "inbound",
     "interrupt_exception_in",
     "interrupt_exception_out",
     "interrupt_in",
     "interrupt_out",
+    "model_stop_in",
+    "new_chunk",
+    "new_text",
     "outbound",
+    "text_out",
     "translator",
 ]
 
@@ -111,22 +114,22 @@ def _blank(cls: type[_E]) -> Callable[[], _E]:
     return cast("Callable[[], _E]", partial(dict.__new__, cls))
 
 
-class _ChunkIn(ModelStreamEvent):
+class ChunkIn(ModelStreamEvent):
     __slots__ = ("host", "value")
     host: Any
     value: Any
 
 
-_new_chunk = _blank(_ChunkIn)
+new_chunk = _blank(ChunkIn)
 
 
-class _TextIn(TextDeltaEvent):
+class TextIn(TextDeltaEvent):
     __slots__ = ("host", "value")
     host: Any
     value: Any
 
 
-_new_text = _blank(_TextIn)
+new_text = _blank(TextIn)
 
 
 class _ToolUseDeltaIn(ToolUseDeltaEvent):
@@ -217,8 +220,8 @@ def _delta_in(new: Callable[[], Any], key: str) -> Translate:
     return delta_in
 
 
-_chunk_in = _delta_in(_new_chunk, "event")
-_text_in = _delta_in(_new_text, "data")
+_chunk_in = _delta_in(new_chunk, "event")
+_text_in = _delta_in(new_text, "data")
 
 
 def _tool_use_delta_in(host: Any, crossing: Crossing) -> Any:
@@ -259,7 +262,7 @@ def _message_in(host: Any, crossing: Crossing) -> Any:
     return event
 
 
-def _model_stop_in(host: Any, crossing: Crossing) -> Any:
+def model_stop_in(host: Any, crossing: Crossing) -> Any:
     stop_reason, message, usage, metrics = host["stop"]
     stop = (stop_reason, crossing.message_view(message), usage, metrics)
     event = _new_model_stop()
@@ -313,7 +316,7 @@ INBOUND: dict[type, Translate] = {
         "reasoningRedactedContent", "redactedContent"
     ),
     seams.ModelMessageEvent: _message_in,
-    host_events.ModelStopReason: _model_stop_in,
+    host_events.ModelStopReason: model_stop_in,
     seams.ToolStreamEvent: _tool_stream_in,
     host_events.ToolResultEvent: _tool_result_in,
     seams.ToolInterruptEvent: _tool_interrupt_in,
@@ -341,11 +344,11 @@ def _host_event_out(event: Any, crossing: Crossing) -> Any:
     return changed
 
 
-def _chunk_out(event: Any, crossing: Crossing) -> Any:
+def chunk_out(event: Any, crossing: Crossing) -> Any:
     return seams.ModelStreamChunkEvent(event["event"])
 
 
-def _text_out(event: Any, crossing: Crossing) -> Any:
+def text_out(event: Any, crossing: Crossing) -> Any:
     text = event["data"]
     return seams.TextStreamEvent(delta={"text": text}, text=text)
 
@@ -365,8 +368,8 @@ def _delta_in_out(key: str, out: Translate) -> Translate:
     return delta_in_out
 
 
-_chunk_in_out = _delta_in_out("event", _chunk_out)
-_text_in_out = _delta_in_out("data", _text_out)
+_chunk_in_out = _delta_in_out("event", chunk_out)
+_text_in_out = _delta_in_out("data", text_out)
 
 
 def _tool_use_delta_out(event: Any, crossing: Crossing, current: Any = None) -> Any:
@@ -533,10 +536,10 @@ def _loop_stop_in_out(event: Any, crossing: Crossing) -> Any:
 OUTBOUND: dict[type, Translate] = {
     TypedEvent: _typed_out,
     HostEvent: _host_event_out,
-    ModelStreamEvent: _chunk_out,
-    _ChunkIn: _chunk_in_out,
-    TextDeltaEvent: _text_out,
-    _TextIn: _text_in_out,
+    ModelStreamEvent: chunk_out,
+    ChunkIn: _chunk_in_out,
+    TextDeltaEvent: text_out,
+    TextIn: _text_in_out,
     ToolUseDeltaEvent: _tool_use_delta_out,
     _ToolUseDeltaIn: _tool_use_delta_in_out,
     ReasoningDeltaEvent: _reasoning_out,
@@ -592,104 +595,3 @@ def outbound(event: Any, crossing: Crossing, table: dict[type, Translate] = OUTB
     """One handler event as strands gets it; ``None`` when it is not passed back."""
     translate = table.get(event.__class__) or translator(table, event.__class__)
     return translate(event, crossing)
-
-
-# --------------------------------------------------------------------------------------------
-# The hot path: a strands stage's stream, both ways
-# --------------------------------------------------------------------------------------------
-# Every streamed delta crosses as two events, a raw chunk and its text, so the per-event cost
-# of the bridge is mostly these two. The two generators below translate them in line, as
-# `_delta_in` and `_delta_in_out` do (tests hold them to the same results), which saves a call
-# in each direction on every event; any other class goes through its table. The chunk and the
-# text are spelled out in branches of their own, not shared through a key and a class held in
-# variables: each attribute and item access then only ever sees one class, which keeps
-# CPython's specializing interpreter on its fast path (sharing them cost about 650
-# instructions per event, measured).
-
-
-async def events_in(
-    stream: Any, crossing: Crossing, *, model_call: bool = False
-) -> AsyncGenerator[Any, None]:
-    """The strands terminal's events as this library's, its interrupts as ours.
-
-    For a model call (``model_call``) the finished message is also announced before the
-    result: the reference agent's model stage streams a `ModelMessageEvent` just before its
-    `ModelStopReason`, strands announces the message after the stage instead, so it is added
-    here for handlers (and `MODEL_OUTBOUND` keeps it from reaching strands twice).
-    """
-    chunk_class = seams.ModelStreamChunkEvent
-    text_class = seams.TextStreamEvent
-    lookup = INBOUND.get
-    try:
-        async for event in stream:
-            cls = event.__class__
-            if cls is chunk_class:
-                value = event["event"]
-                chunk = _new_chunk()
-                chunk["event"] = value
-                chunk.host = event
-                chunk.value = value
-                yield chunk
-            elif cls is text_class:
-                value = event["data"]
-                text = _new_text()
-                text["data"] = value
-                text.host = event
-                text.value = value
-                yield text
-            else:
-                translate = lookup(cls) or translator(INBOUND, cls)
-                ours = translate(event, crossing)
-                if model_call and translate is _model_stop_in:
-                    yield ModelMessageEvent(ours.message)
-                yield ours
-    except HostInterruptException as error:
-        raise interrupt_exception_in(error) from error
-    finally:
-        await stream.aclose()
-
-
-async def events_out(
-    chain: AbstractAsyncContextManager[AsyncIterator[Any]],
-    table: dict[type, Translate],
-    crossing: Crossing,
-    missing: Callable[[], Exception] | None = None,
-) -> AsyncGenerator[Any, None]:
-    """A stage call's chain, run: each event as strands gets it, an interrupt as strands' own.
-
-    ``chain`` is entered here and left before an exception goes on, so everything the chain
-    opened is closed by then (`OpenedChain`'s contract). An event whose translation is ``None``
-    is not passed back. With ``missing`` (the stage point's), a stream that ended without its
-    result raises what it returns.
-    """
-    lookup = table.get
-    results = _RESULTS
-    found = False
-    try:
-        async with chain as stream:
-            async for event in stream:
-                cls = event.__class__
-                if cls is _ChunkIn:
-                    if event["event"] is event.value:
-                        yield event.host
-                    else:
-                        yield _chunk_out(event, crossing)
-                elif cls is _TextIn:
-                    if event["data"] is event.value:
-                        yield event.host
-                    else:
-                        yield _text_out(event, crossing)
-                else:
-                    if isinstance(event, results):
-                        found = True
-                    back = (lookup(cls) or translator(table, cls))(event, crossing)
-                    if back is not None:
-                        yield back
-    except InterruptException as error:
-        raise interrupt_exception_out(error) from error
-    if not found and missing is not None:
-        raise missing()
-
-
-# The result events of the stages whose streams `events_out` checks.
-_RESULTS = (ModelStopReason, EventLoopStopEvent)

@@ -8,11 +8,11 @@ tool calls, hooks, sessions and interrupts it always does. The contexts are buil
 run and what handlers changed is found by the adapter layer's stage points (`ModelStagePoint`,
 `ToolStagePoint`, `AgentPassPoint`); the bridge translates strands' data to and from them.
 
-At the boundary (`translate`, `_converse`, `_tools`) handlers see only this library's types and
-Converse data; what they leave unchanged goes back as strands' own objects, what they change
-goes back with every field they set. Interrupts are asked through the strands context's own
-``interrupt()``, so strands resolves and registers them as its own, for background tool calls
-too.
+At the boundary (`_translate`, `_stream`, `_converse`, `_tools`) handlers see only this
+library's types and Converse data; what they leave unchanged goes back as strands' own objects,
+what they change goes back with every field they set. Interrupts are asked through the strands
+context's own ``interrupt()``, so strands resolves and registers them as its own, for background
+tool calls too.
 
 Divergence by design (strands-agents 1.62): strands appends an AgentStreamStage pass's input
 inside its terminal, not before the chain, so on this host a short-circuiting agent-stream
@@ -50,15 +50,11 @@ from ._converse import (
     host_items,
     host_system_prompt,
 )
+from ._crossing import Crossing
+from ._interrupts import interrupt_exception_in
+from ._stream import events_in, events_out
 from ._tools import tool_in, tool_out
-from .translate import (
-    MODEL_OUTBOUND,
-    OUTBOUND,
-    Crossing,
-    events_in,
-    events_out,
-    interrupt_exception_in,
-)
+from ._translate import MODEL_OUTBOUND, OUTBOUND
 
 __all__ = ["StrandsBridge"]
 
