@@ -27,7 +27,7 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
         'pip install "strands-middleware[langchain]"'
     ) from error
 
-from ._bridge import LangChainBridge, UnsupportedStageError
+from ._bridge import LangChainBridge, SyncInvokeError, UnsupportedStageError
 from ._interrupts import interrupts_of, resume_command
 from ._models import LibraryChatModel
 from ._streaming import RelayChatModel
@@ -39,6 +39,7 @@ __all__ = [
     "LibraryChatModel",
     "LibraryTool",
     "RelayChatModel",
+    "SyncInvokeError",
     "UnsupportedStageError",
     "interrupts_of",
     "resume_command",

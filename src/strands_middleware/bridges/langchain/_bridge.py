@@ -21,7 +21,8 @@ the request's model.
 
 What LangChain cannot carry is refused or stated: ``AgentStreamStage`` handlers are refused at
 registration (LangChain has no hook around a whole agent pass); the agent runs through
-``ainvoke``/``astream`` only (LangChain refuses a synchronous ``invoke`` itself).
+``ainvoke``/``astream``: a synchronous ``invoke`` is refused with the fix (`SyncInvokeError`)
+as soon as the model or tool call it reaches has handlers here.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ from ._models import model_in, model_out
 from ._streaming import Relay, RelayChatModel
 from ._tools import LangChainTool, exception_of, tool_in
 
-__all__ = ["LangChainBridge", "UnsupportedStageError"]
+__all__ = ["LangChainBridge", "SyncInvokeError", "UnsupportedStageError"]
 
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
@@ -99,6 +100,18 @@ _RUNTIME_KEY = "__pregel_runtime"
 # How many invocations' states the bridge keeps at once (invocations running concurrently on one
 # agent); the oldest is let go first.
 _INVOCATIONS_KEPT = 256
+
+
+_SYNC_REFUSED = (
+    "this agent's LangChainBridge runs {stage} middleware, which runs on LangChain's "
+    "asynchronous path only: call `await agent.ainvoke(...)` or `agent.astream(...)` instead of "
+    "`agent.invoke(...)`/`agent.stream(...)` (from synchronous code: "
+    "`asyncio.run(agent.ainvoke(...))`)"
+)
+
+
+class SyncInvokeError(NotImplementedError):
+    """A bridged agent run synchronously (``invoke``/``stream``) while handlers are registered."""
 
 
 @dataclass
@@ -206,6 +219,32 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             while len(self._invocations) > _INVOCATIONS_KEPT:
                 self._invocations.popitem(last=False)
             return state
+
+    # ---- the synchronous path ----------------------------------------------------------------
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Any) -> Any:
+        """A synchronous ``invoke``/``stream``: refused with the fix while handlers are registered.
+
+        The chain is asynchronous (its handlers are async generators), and LangChain's
+        synchronous path gives it no event loop to run in; a stage without handlers passes
+        the call on, so an agent whose bridge has nothing registered runs either way.
+
+        Raises:
+            SyncInvokeError: InvokeModelStage handlers are registered.
+        """
+        if not self.middleware_registry.has_handlers(InvokeModelStage):
+            return handler(request)
+        raise SyncInvokeError(_SYNC_REFUSED.format(stage="InvokeModelStage"))
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Any) -> Any:
+        """A synchronous ``invoke``/``stream``: refused with the fix (see `wrap_model_call`).
+
+        Raises:
+            SyncInvokeError: ExecuteToolStage handlers are registered.
+        """
+        if not self.middleware_registry.has_handlers(ExecuteToolStage):
+            return handler(request)
+        raise SyncInvokeError(_SYNC_REFUSED.format(stage="ExecuteToolStage"))
 
     # ---- the model call ----------------------------------------------------------------------
 
@@ -483,6 +522,16 @@ def _response_of(
                 structured_response=response.structured_response,
             )
     ai = ai_message(message, usage)
+    # The reply a handler rebuilt takes the id of the one LangChain streamed for this call, so
+    # a UI streaming messages shows the new content in place of the old, not a second answer.
+    streamed = [
+        m.id
+        for _, response in produced.values()
+        for m in response.result
+        if isinstance(m, AIMessage)
+    ]
+    if streamed and streamed[-1] is not None:
+        ai.id = streamed[-1]
     if stop_reason not in ("end_turn", "tool_use"):
         ai = _with_stop_reason(ai, stop_reason)
     return ModelResponse(result=[ai])

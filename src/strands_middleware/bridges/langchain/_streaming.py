@@ -351,14 +351,22 @@ async def _host_converse(
     kwargs: dict[str, Any],
     metadata: dict[str, Any],
 ) -> AsyncGenerator[StreamEvent, None]:
-    """A LangChain chat model's chunks as Converse chunks; its metadata is kept in ``metadata``."""
-    yield {"messageStart": {"role": "assistant"}}
+    """A LangChain chat model's chunks as Converse chunks; its metadata is kept in ``metadata``.
+
+    The message starts once the model has produced its first chunk, not before: a model that
+    fails at once has streamed nothing, so a handler that retries or falls back on its error
+    sees no output under way.
+    """
     usage: dict[str, int] = {}
     open_kind: str | None = None
     index = -1
     tool_index: Any = None
     any_tool = False
+    started = False
     async for chunk in _host_stream(model, messages, kwargs):
+        if not started:
+            started = True
+            yield {"messageStart": {"role": "assistant"}}
         metadata.update(chunk.response_metadata)
         counted: Any = chunk.usage_metadata or {}
         if counted:
@@ -400,6 +408,8 @@ async def _host_converse(
                         "delta": {"toolUse": {"input": args}},
                     }
                 }
+    if not started:
+        yield {"messageStart": {"role": "assistant"}}
     if open_kind is not None:
         yield {"contentBlockStop": {"contentBlockIndex": index}}
     finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")

@@ -37,6 +37,7 @@ from ._translate import (
 
 __all__ = ["events_in", "events_out"]
 
+
 async def events_in(
     stream: Any, crossing: Crossing, *, model_call: bool = False
 ) -> AsyncGenerator[Any, None]:
