@@ -40,11 +40,11 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
-from langgraph.errors import GraphBubbleUp, GraphInterrupt
+from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
-from ...content import Message, ToolUse
+from ...content import Message
 from ...engine import OpenedChain
 from ...engine.registry import MiddlewareSource
 from ...events import (
@@ -67,20 +67,19 @@ from ._converse import (
     ai_message,
     converse_messages,
     converse_tool_choice,
-    converse_tool_result,
     converse_tool_specs,
     host_messages,
     host_tool_choice,
     host_tools,
     system_prompt_in,
     system_prompt_out,
-    tool_message,
     tool_use_of,
 )
 from ._interrupts import interrupt_payload
 from ._models import model_in, model_out
 from ._streaming import Relay, RelayChatModel
-from ._tools import LangChainTool, exception_of, tool_in
+from ._tool_answers import tool_answer_of, tool_call_of, tool_events
+from ._tools import LangChainTool, tool_in
 
 __all__ = ["LangChainBridge", "SyncInvokeError", "UnsupportedStageError"]
 
@@ -377,11 +376,11 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             changed = point.changed(ours)
             changes: dict[str, Any] = {}
             if "tool_use" in changed:
-                changes["tool_call"] = _tool_call(ours.tool_use)
+                changes["tool_call"] = tool_call_of(ours.tool_use)
             if "tool" in changed:
                 changes["tool"] = getattr(ours.tool, "host", ours.tool)
             sent = request.override(**changes) if changes else request
-            async for event in _tool_events(handler, sent, tool_use_id, pauses, produced):
+            async for event in tool_events(handler, sent, tool_use_id, pauses, produced):
                 yield event
 
         try:
@@ -400,7 +399,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                 f"interrupt {paused.interrupt.id!r} was answered, but the code that raised it "
                 "asked without context.interrupt(), so the answer cannot reach it"
             ) from paused
-        return _tool_answer_of(result, produced, call["name"])
+        return tool_answer_of(result, produced, call["name"])
 
 
 async def _model_result(
@@ -443,30 +442,6 @@ async def _model_result(
         elif any(stop is result for stop in stops):
             raise failure  # LangChain failed on the reply the chain returned
     return result
-
-
-async def _tool_events(
-    handler: _ToolHandler,
-    request: ToolCallRequest,
-    tool_use_id: str,
-    pauses: dict[str, GraphInterrupt],
-    produced: dict[int, tuple[ToolResultEvent, ToolMessage | Command[Any]]],
-) -> AsyncGenerator[TypedEvent, None]:
-    """LangChain's tool call, as the terminal's result event (noted in ``produced``)."""
-    try:
-        answer = await handler(request)
-    except GraphInterrupt as paused:  # the tool asked LangGraph itself
-        ours_id = f"langgraph:{id(paused)}"
-        pauses[ours_id] = paused
-        raise InterruptException(Interrupt(id=ours_id, name="interrupt")) from None
-    except (GraphBubbleUp, InterruptException):
-        raise
-    except Exception as failure:  # the tool failed: handlers see an error result
-        yield ToolResultEvent.from_exception(tool_use_id, failure)
-        return
-    event = ToolResultEvent(_tool_result_of(answer, tool_use_id), exception=_exception_of(answer))
-    produced[id(event)] = (event, answer)
-    yield event
 
 
 def _stop_of(response: ModelResponse[Any], latency_ms: int) -> ModelStopReason:
@@ -542,68 +517,3 @@ def _with_stop_reason(message: Any, stop_reason: str) -> Any:
         return message
     metadata = {**message.response_metadata, STOP_REASON_KEY: stop_reason}
     return message.model_copy(update={"response_metadata": metadata})
-
-
-def _tool_call(tool_use: ToolUse) -> Any:
-    return {
-        "name": tool_use["name"],
-        "args": dict(tool_use["input"]),
-        "id": tool_use["toolUseId"],
-        "type": "tool_call",
-    }
-
-
-def _tool_result_of(answer: ToolMessage | Command[Any], tool_use_id: str) -> Any:
-    if isinstance(answer, ToolMessage):
-        return converse_tool_result(answer)
-    message = _tool_message_in(answer, tool_use_id)
-    if message is None:
-        raise TypeError(
-            f"the tool answered call {tool_use_id!r} with a Command that carries no ToolMessage "
-            "for it, so ExecuteToolStage has no result to show handlers"
-        )
-    return converse_tool_result(message)
-
-
-def _exception_of(answer: ToolMessage | Command[Any]) -> Exception | None:
-    return exception_of(answer) if isinstance(answer, ToolMessage) else None
-
-
-def _tool_message_in(command: Command[Any], tool_use_id: str) -> ToolMessage | None:
-    update: Any = command.update
-    messages: list[Any] = []
-    if isinstance(update, dict):
-        messages = list(cast("dict[str, Any]", update).get("messages", []))
-    for message in messages:
-        if isinstance(message, ToolMessage) and message.tool_call_id == tool_use_id:
-            return message
-    return None
-
-
-def _tool_answer_of(
-    result: ToolResultEvent,
-    produced: dict[int, tuple[ToolResultEvent, ToolMessage | Command[Any]]],
-    name: str,
-) -> ToolMessage | Command[Any]:
-    """LangChain's answer for the chain's result: its own when a handler left it as it was."""
-    entry = produced.get(id(result))
-    if entry is not None and entry[0] is result:
-        return entry[1]
-    for event, answer in produced.values():
-        if event.tool_result == result.tool_result:
-            return answer
-    message = tool_message(result.tool_result, name)
-    originals = [answer for _, answer in produced.values() if isinstance(answer, Command)]
-    if originals:
-        # The tool answered with a Command: its state update and jumps stay, with the result
-        # message replaced by the handler's.
-        command = originals[-1]
-        update: dict[str, Any] = dict(cast("dict[str, Any]", command.update))
-        update["messages"] = [
-            message
-            if isinstance(each, ToolMessage) and each.tool_call_id == message.tool_call_id
-            else each
-            for each in update.get("messages", [])
-        ]
-        return Command(graph=command.graph, update=update, resume=command.resume, goto=command.goto)
-    return message
