@@ -77,7 +77,7 @@ from ._converse import (
 )
 from ._interrupts import interrupt_payload
 from ._models import model_in, model_out
-from ._streaming import Relay, RelayChatModel
+from ._streaming import Relay, RelayChatModel, calling_through
 from ._tool_answers import tool_answer_of, tool_call_of, tool_events
 from ._tools import LangChainTool, tool_in
 
@@ -99,6 +99,9 @@ _RUNTIME_KEY = "__pregel_runtime"
 # How many invocations' states the bridge keeps at once (invocations running concurrently on one
 # agent); the oldest is let go first.
 _INVOCATIONS_KEPT = 256
+
+# How many chat models' relay models the bridge keeps (the agent's model, fallbacks, ...).
+_RELAY_MODELS_KEPT = 16
 
 
 _SYNC_REFUSED = (
@@ -190,6 +193,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
     def __init__(self, *middleware: MiddlewareSource) -> None:
         super().__init__()
         self._invocations: OrderedDict[int, tuple[object, dict[str, Any]]] = OrderedDict()
+        self._relay_models: OrderedDict[int, RelayChatModel] = OrderedDict()
         self._lock = threading.Lock()
         if middleware:
             self.use(*middleware)
@@ -198,6 +202,19 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
     def name(self) -> str:
         """The name LangChain lists the middleware under."""
         return "strands_middleware"
+
+    def _relay_model(self, inner: Any) -> RelayChatModel:
+        """The relay chat model of ``inner``: one per chat model, kept by the bridge."""
+        key = id(inner)
+        kept = self._relay_models.get(key)
+        if kept is not None and kept.inner is inner:
+            return kept
+        made = RelayChatModel(inner=inner)
+        with self._lock:
+            self._relay_models[key] = made
+            while len(self._relay_models) > _RELAY_MODELS_KEPT:
+                self._relay_models.popitem(last=False)
+        return made
 
     # ---- one dict per invocation -----------------------------------------------------------
 
@@ -296,11 +313,10 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                 changes["tool_choice"] = choice
             relay = Relay()
             relays.append(relay)
-            changes["model"] = RelayChatModel(
-                inner=model_out(ours.model, shown_model, request.model), relay=relay
-            )
+            changes["model"] = self._relay_model(model_out(ours.model, shown_model, request.model))
             started = time.perf_counter()
-            call = asyncio.ensure_future(handler(request.override(**changes)))
+            overridden = request.override(**changes)
+            call = calling_through(relay, lambda: asyncio.ensure_future(handler(overridden)))
             call.add_done_callback(lambda _: relay.close())
             stops: list[ModelStopReason] = []
             calls.append((stops, call))

@@ -114,22 +114,25 @@ def _blank(cls: type[_E]) -> Callable[[], _E]:
     return cast("Callable[[], _E]", partial(dict.__new__, cls))
 
 
-class ChunkIn(ModelStreamEvent):
+class _ChunkIn(ModelStreamEvent):
     __slots__ = ("host", "value")
     host: Any
     value: Any
 
 
-new_chunk = _blank(ChunkIn)
+new_chunk = _blank(_ChunkIn)
+# What `_stream` imports; the classes' own names stay private (listings of public classes skip).
+ChunkIn = _ChunkIn
 
 
-class TextIn(TextDeltaEvent):
+class _TextIn(TextDeltaEvent):
     __slots__ = ("host", "value")
     host: Any
     value: Any
 
 
-new_text = _blank(TextIn)
+new_text = _blank(_TextIn)
+TextIn = _TextIn
 
 
 class _ToolUseDeltaIn(ToolUseDeltaEvent):
@@ -537,9 +540,9 @@ OUTBOUND: dict[type, Translate] = {
     TypedEvent: _typed_out,
     HostEvent: _host_event_out,
     ModelStreamEvent: chunk_out,
-    ChunkIn: _chunk_in_out,
+    _ChunkIn: _chunk_in_out,
     TextDeltaEvent: text_out,
-    TextIn: _text_in_out,
+    _TextIn: _text_in_out,
     ToolUseDeltaEvent: _tool_use_delta_out,
     _ToolUseDeltaIn: _tool_use_delta_in_out,
     ReasoningDeltaEvent: _reasoning_out,
