@@ -223,7 +223,7 @@ def _search_stage(names: dict[str, Any]) -> None:
 
 
 def _harness(names: dict[str, Any]) -> None:
-    from strands_middleware.conformance.harnesses.reference import ReferenceHarness
+    from strands_middleware.conformance._harnesses._reference import ReferenceHarness
 
     names["MyHarness"] = ReferenceHarness
 
@@ -284,7 +284,10 @@ def _pydantic_ai(names: dict[str, Any]) -> None:
 def _langchain(names: dict[str, Any]) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from strands_middleware.bridges.langchain.testing import ScriptedChatModel
+    from strands_middleware.bridges.langchain.testing import (
+        PlainScriptedChatModel,
+        ScriptedChatModel,
+    )
 
     def delete_file(path: str) -> str:
         """Delete a file."""
@@ -306,6 +309,7 @@ def _langchain(names: dict[str, Any]) -> None:
         interrupts_of=interrupts_of,
         resume_command=resume_command,
         ScriptedChatModel=ScriptedChatModel,
+        PlainScriptedChatModel=PlainScriptedChatModel,
         model=ScriptedChatModel(deleting()),
         delete_file=delete_file,
         saver=saver,

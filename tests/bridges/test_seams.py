@@ -25,7 +25,7 @@ BRIDGE = Path(seams.__file__).parent
 def moved(what: str) -> str:
     return (
         f"strands-agents {STRANDS} changed {what}, which the strands bridge relies on: update "
-        "src/strands_middleware/bridges/strands/_seams.py (and translate.py, which reads the "
+        "src/strands_middleware/bridges/strands/_seams.py (and _translate.py, which reads the "
         "payload) for this release"
     )
 
@@ -195,23 +195,46 @@ def test_the_agent_stream_stage_token_is_a_strands_stage_ending_in_the_stop_even
     assert stage.result_event is seams.EventLoopStopEvent, moved("AgentStreamStage's result")
 
 
-# ---- the agent's registry, as DirectRegistry reads it ----------------------------------------
+# ---- the bridge reaches strands' private names through the seam alone -----------------------
+
+_STRANDS_BRIDGE = Path(seams.__file__).parent
+_BRIDGES = _STRANDS_BRIDGE.parent
 
 
-def test_strands_agent_keeps_its_stage_handlers_where_direct_registry_reads_them() -> None:
-    from strands import Agent
-    from strands.middleware import InvokeModelStage as HostInvokeModelStage
+def test_the_strands_bridge_imports_no_private_strands_module_outside_the_seam() -> None:
+    for path in sorted(_STRANDS_BRIDGE.glob("*.py")):
+        if path.name == "_seams.py":
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            modules: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            for module in modules:
+                parts = module.split(".")
+                if parts[0] == "strands":
+                    assert not any(part.startswith("_") for part in parts), (path.name, module)
 
-    async def handler(context: Any, next_fn: Any) -> Any:
-        async for event in next_fn(context):
-            yield event
 
-    agent = Agent(callback_handler=None)
-    agent.add_middleware(HostInvokeModelStage, handler)
-    registry = getattr(agent, "_middleware_registry", None)
-    assert type(registry).__name__ == "MiddlewareRegistry", moved("Agent._middleware_registry")
-    handlers = getattr(registry, "_handlers", None)
-    assert isinstance(handlers, dict), moved("MiddlewareRegistry._handlers")
-    [tagged] = handlers[HostInvokeModelStage]
-    assert tagged.handler is handler, moved("the items of MiddlewareRegistry._handlers")
-    assert seams.DirectRegistry.of(agent) is registry
+def test_no_bridge_reassigns_a_class_or_a_constructor() -> None:
+    for path in sorted(_BRIDGES.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            for target in targets:
+                if isinstance(target, ast.Attribute):
+                    assert target.attr not in ("__class__", "__init__"), (path, node.lineno)
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "setattr"
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+            ):
+                assert node.args[1].value not in ("__class__", "__init__"), (path, node.lineno)

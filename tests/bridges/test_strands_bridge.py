@@ -40,16 +40,15 @@ from strands_middleware import (
 )
 from strands_middleware.bridges.strands import StrandsBridge
 from strands_middleware.bridges.strands import _seams as seams
-from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
-from strands_middleware.bridges.strands.translate import (
+from strands_middleware.bridges.strands._stream import events_in, events_out
+from strands_middleware.bridges.strands._translate import (
     OUTBOUND,
     Crossing,
     HostEvent,
-    events_in,
-    events_out,
     inbound,
     outbound,
 )
+from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
 from strands_middleware.events import EventLoopStopEvent, ModelStreamEvent, TextDeltaEvent
 from strands_middleware.exceptions import InterruptException, ReplacedMessagesError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
@@ -119,15 +118,15 @@ def stream_of(agent: strands.Agent, host_stage: Any) -> Any:
     return agent._middleware_registry.invoke(host_stage, context, terminal)
 
 
-def test_a_stage_the_bridge_alone_wraps_is_run_by_the_bridge_itself() -> None:
+def test_the_bridge_leaves_strands_registry_as_strands_made_it() -> None:
     agent = strands_agent()
     registry = agent._middleware_registry
+    shipped = type(registry)
     StrandsBridge.of(agent).use(passing(InvokeModelStage))
-    # The same registry object, now running the bridge's stream without strands' generators.
+    # Registered through the public add_middleware only: strands runs the stage its own way.
     assert agent._middleware_registry is registry
-    assert isinstance(registry, seams.DirectRegistry)
-    stream = stream_of(agent, HostInvokeModelStage)
-    assert stream.ag_code is events_out.__code__
+    assert type(registry) is shipped
+    assert stream_of(agent, HostInvokeModelStage).ag_code.co_name == "invoke"
 
 
 def test_a_stage_with_a_native_handler_too_runs_through_strands_composition() -> None:
@@ -157,8 +156,6 @@ def test_a_patch_on_strands_registry_class_sees_every_stage() -> None:
     with mock.patch.object(host_registry, "invoke", recording):
         assert str(agent("hi")).strip() == "hello"
     assert "invokeModel" in stages
-    # With the patch gone the bridge runs its stage itself again.
-    assert stream_of(agent, HostInvokeModelStage).ag_code is events_out.__code__
 
 
 def test_a_registry_of_another_class_is_left_alone_and_the_bridge_still_runs() -> None:
@@ -210,7 +207,6 @@ def test_a_short_circuit_run_by_the_bridge_itself_closes_strands_model_stream() 
 
     agent = strands.Agent(model=Model([text_turn("a long answer")]), callback_handler=None)
     StrandsBridge.of(agent).use(first_chunk_only)
-    assert isinstance(agent._middleware_registry, seams.DirectRegistry)
     result = agent("hi")
     assert str(result).strip() == "cut short"
     assert closed == ["model stream"]

@@ -15,22 +15,90 @@ gate paused reaches the model once the gate lets it through.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Any
 
 from ..content import Message, Messages
+from ..engine._chain import OpenedChain
 from ..engine._registry import MiddlewareRegistry, missing_result
 from ..events import EventLoopStopEvent, TypedEvent
-from ..exceptions import InterruptException, InterruptMisuseError, ReplacedMessagesError
+from ..exceptions import (
+    InterruptException,
+    InterruptMisuseError,
+    MissingResultError,
+    ReplacedMessagesError,
+)
+from ..interrupts import Interrupt
 from ..stages._agent_stream import AgentStreamContext, AgentStreamStage
 from ._interrupt_state import InterruptState
 
-__all__ = ["run_agent_pass"]
+__all__ = ["AgentPassPoint", "run_agent_pass"]
+
+_NO_INTERRUPTS: Mapping[str, Interrupt] = {}
+
+
+class AgentPassPoint:
+    """One agent pass at a host's stage point, for a host that runs the pass loop itself.
+
+    The host (a bridge) makes one per pass with the pass's input as Converse, and runs the chain
+    around its own pass (`open`); a host whose contexts ask interrupts their own way passes its
+    subclass of `AgentStreamContext` as ``context_type`` and that class's own fields in
+    ``extra``. `run_agent_pass` is the whole stage point for a host built on this library.
+
+    Attributes:
+        context: The context the handlers receive.
+    """
+
+    __slots__ = ("_registry", "context")
+
+    def __init__(
+        self,
+        registry: MiddlewareRegistry,
+        *,
+        agent: Any,
+        messages: Messages,
+        invocation_state: dict[str, Any],
+        interrupts: Mapping[str, Interrupt] = _NO_INTERRUPTS,
+        context_type: type[AgentStreamContext] = AgentStreamContext,
+        **extra: Any,
+    ) -> None:
+        self._registry = registry
+        self.context = context_type(
+            agent=agent,
+            messages=messages,
+            invocation_state=invocation_state,
+            _interrupts=interrupts,
+            **extra,
+        )
+
+    def open(
+        self, terminal: Callable[[AgentStreamContext], AsyncGenerator[TypedEvent, None]]
+    ) -> OpenedChain[TypedEvent]:
+        """The chain around ``terminal`` (refusing a replaced ``context.messages``)."""
+        checked = _checked(terminal, self.context.messages)
+        return self._registry.open(AgentStreamStage, self.context, checked)
+
+    @staticmethod
+    def missing() -> MissingResultError:
+        """The error for a pass that ended without its `EventLoopStopEvent`."""
+        return missing_result(AgentStreamStage)
+
 
 _HELD_INPUT = "agent_stream_input"
 """Where the interrupt state holds the input of a pass a gate paused before its terminal ran."""
 
 _Terminal = Callable[[AgentStreamContext], AsyncGenerator[TypedEvent, None]]
+
+
+def _checked(terminal: _Terminal, messages: Messages) -> _Terminal:
+    """``terminal``, refusing a context whose ``messages`` a handler replaced."""
+
+    def run(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
+        if context.messages is not messages:
+            raise ReplacedMessagesError
+        return terminal(context)
+
+    return run
 
 
 def _appending(
@@ -43,8 +111,7 @@ def _appending(
     """``terminal``, first appending the pass's input to history (what reaching it means)."""
 
     def run(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
-        if context.messages is not messages:
-            raise ReplacedMessagesError
+        # ``context.messages`` is ``messages``: `AgentPassPoint.open` refused a replaced list.
         appended.append(True)
         for index, message in enumerate(messages):
             history.append(message)
@@ -122,13 +189,17 @@ async def run_agent_pass(
         messages = [*held, *messages]
     appended: list[bool] = []
     snapshot = interrupt_state.begin_pass()
-    context = AgentStreamContext(
-        agent=agent, messages=messages, invocation_state=invocation_state, _interrupts=snapshot
+    point = AgentPassPoint(
+        registry,
+        agent=agent,
+        messages=messages,
+        invocation_state=invocation_state,
+        interrupts=snapshot,
     )
     stop: EventLoopStopEvent | None = None
     try:
         run = _appending(terminal, messages, history, on_message_added, appended)
-        async with registry.open(AgentStreamStage, context, run) as stream:
+        async with point.open(run) as stream:
             async for event in stream:
                 if isinstance(event, EventLoopStopEvent):
                     stop = event

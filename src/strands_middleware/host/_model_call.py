@@ -3,17 +3,153 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from ..content import Messages, StreamEvent, SystemPrompt, ToolChoice, ToolSpec
+from ..engine._chain import OpenedChain
 from ..engine._registry import MiddlewareRegistry, missing_result
 from ..events import ModelStopReason, TypedEvent
+from ..exceptions import MissingResultError
 from ..models import Model
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage, split_system_prompt
+from ._changes import Handed
 from ._model_stream import process_model_stream
 
-__all__ = ["invoke_model_terminal", "model_call_context", "run_model_call"]
+__all__ = ["ModelStagePoint", "invoke_model_terminal", "model_call_context", "run_model_call"]
+
+ModelTerminal = Callable[[InvokeModelContext], AsyncGenerator[TypedEvent, None]]
+"""What does a model call for the stage: the host's own call, given the handlers' context."""
+
+
+def _model_context(
+    *,
+    agent: Any,
+    messages: Messages,
+    system_prompt: SystemPrompt,
+    tool_specs: list[ToolSpec],
+    tool_choice: ToolChoice | None,
+    invocation_state: dict[str, Any],
+    model: Model,
+    projected_input_tokens: int | None = None,
+) -> InvokeModelContext:
+    # The one place a model call's context is made, on every host: a field derived from the
+    # request is filled here, once for all of them.
+    return InvokeModelContext(
+        agent=agent,
+        messages=messages,
+        system_prompt=system_prompt,
+        tool_specs=tool_specs,
+        tool_choice=tool_choice,
+        invocation_state=invocation_state,
+        model=model,
+        projected_input_tokens=projected_input_tokens,
+    )
+
+
+class ModelStagePoint:
+    """One model call at a host's stage point: the handlers' context, the chain, what changed.
+
+    A bridge makes one per model call with the request translated to Converse, runs the stage
+    around its own model call (`run`, `result`, or `open` for a host that drives the stream
+    itself), and sends the host what `changed` reports, translated back. The request values are
+    handed to handlers as given (a bridge's translation is already a copy of the host's data);
+    ``copy_request=True`` deep-copies them first, as a host handing out its own lists must.
+    ``projected_input_tokens`` is the host's estimate of the request's input tokens
+    (`project_input_tokens` computes strands' figure; None where the host has none).
+
+    Attributes:
+        context: The context the handlers receive.
+    """
+
+    __slots__ = ("_handed", "_registry", "context")
+
+    def __init__(
+        self,
+        registry: MiddlewareRegistry,
+        *,
+        agent: Any,
+        messages: Messages,
+        system_prompt: SystemPrompt,
+        tool_specs: list[ToolSpec],
+        tool_choice: ToolChoice | None,
+        invocation_state: dict[str, Any],
+        model: Model,
+        projected_input_tokens: int | None = None,
+        copy_request: bool = False,
+    ) -> None:
+        if copy_request:
+            messages = copy.deepcopy(messages)
+            system_prompt = copy.deepcopy(system_prompt)
+            tool_specs = copy.deepcopy(tool_specs)
+            tool_choice = copy.deepcopy(tool_choice)
+        self._registry = registry
+        self.context = _model_context(
+            agent=agent,
+            messages=messages,
+            system_prompt=system_prompt,
+            tool_specs=tool_specs,
+            tool_choice=tool_choice,
+            invocation_state=invocation_state,
+            model=model,
+            projected_input_tokens=projected_input_tokens,
+        )
+        self._handed = Handed(self.context)
+
+    def changed(self, ours: InvokeModelContext) -> dict[str, Any]:
+        """The fields of ``ours`` (what reached the terminal) the handlers changed, by name.
+
+        A field counts as changed when it holds another object than the one handed out, or
+        when a list it holds was changed in place (an item added, removed or replaced).
+        """
+        return self._handed.changed(ours)
+
+    def open(self, terminal: ModelTerminal) -> OpenedChain[TypedEvent]:
+        """The chain around ``terminal``, for a host that iterates it in its own block.
+
+        That host tracks the result itself and raises `missing` when the stream ended
+        without one (`run` does both).
+        """
+        return self._registry.open(InvokeModelStage, self.context, terminal)
+
+    @staticmethod
+    def missing() -> MissingResultError:
+        """The error for a stream that ended without its `ModelStopReason`."""
+        return missing_result(InvokeModelStage)
+
+    async def run(self, terminal: ModelTerminal) -> AsyncGenerator[TypedEvent, None]:
+        """Run the stage around ``terminal``; the last `ModelStopReason` yielded is the result.
+
+        Raises:
+            MissingResultError: the chain produced no `ModelStopReason`.
+        """
+        found = False
+        async with self.open(terminal) as stream:
+            async for event in stream:
+                if isinstance(event, ModelStopReason):
+                    found = True
+                yield event
+        if not found:
+            raise missing_result(InvokeModelStage)
+
+    async def result(
+        self, terminal: ModelTerminal, on_event: Callable[[TypedEvent], object] | None = None
+    ) -> ModelStopReason:
+        """Run the stage to its end and return its result (``on_event`` sees every event).
+
+        Raises:
+            MissingResultError: the chain produced no `ModelStopReason`.
+        """
+        result: ModelStopReason | None = None
+        async with self.open(terminal) as stream:
+            async for event in stream:
+                if isinstance(event, ModelStopReason):
+                    result = event
+                if on_event is not None:
+                    on_event(event)
+        if result is None:
+            raise missing_result(InvokeModelStage)
+        return result
 
 
 def model_call_context(
@@ -33,7 +169,7 @@ def model_call_context(
     them; ``invocation_state`` and ``model`` are passed by reference. ``projected_input_tokens``
     is what `project_input_tokens` gives for the host's history (None where a host cannot tell).
     """
-    return InvokeModelContext(
+    return _model_context(
         agent=agent,
         messages=copy.deepcopy(messages),
         system_prompt=copy.deepcopy(system_prompt),

@@ -26,9 +26,11 @@ import logging
 import threading
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
-from typing import Any, cast
+from functools import partial
+from typing import Any, TypeVar, cast
 
 from ..content import ToolUse
+from ..engine._chain import OpenedChain
 from ..engine._registry import MiddlewareRegistry, missing_result
 from ..engine._stage import Middleware, MiddlewareWrapPhase
 from ..events import ToolInterruptEvent, ToolResultEvent, TypedEvent
@@ -36,9 +38,11 @@ from ..exceptions import InterruptException, InterruptMisuseError, MissingResult
 from ..interrupts import Interrupt, InterruptLedger
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..tools import AgentTool
+from ._changes import Handed
 from ._interrupt_state import InterruptState
 
 __all__ = [
+    "ToolStagePoint",
     "copy_tool_use",
     "make_tool_terminal",
     "run_tool_call",
@@ -49,6 +53,10 @@ __all__ = [
 _logger = logging.getLogger("strands_middleware")
 
 ToolTerminal = Callable[[ExecuteToolContext], AsyncGenerator[TypedEvent, None]]
+
+_C = TypeVar("_C", bound=ExecuteToolContext)
+
+_NO_INTERRUPTS: Mapping[str, Interrupt] = {}
 
 
 def copy_tool_use(tool_use: ToolUse) -> ToolUse:
@@ -83,14 +91,129 @@ def tool_call_context(
     interrupts: Mapping[str, Interrupt],
 ) -> ExecuteToolContext:
     """Build the context of one tool call, with ``tool_use`` copied by `copy_tool_use`."""
-    return ExecuteToolContext(
+    return _tool_context(
+        ExecuteToolContext,
+        {},
+        agent=agent,
+        tool=tool,
+        tool_use=tool_use,
+        invocation_state=invocation_state,
+        cancel_signal=cancel_signal,
+        interrupts=interrupts,
+    )
+
+
+def _tool_context(
+    context_type: type[_C],
+    extra: dict[str, Any],
+    /,
+    *,
+    agent: Any,
+    tool: AgentTool | None,
+    tool_use: ToolUse,
+    invocation_state: dict[str, Any],
+    cancel_signal: threading.Event,
+    interrupts: Mapping[str, Interrupt],
+) -> _C:
+    # The one place a tool call's context is made, on every host.
+    return context_type(
         agent=agent,
         tool=tool,
         tool_use=copy_tool_use(tool_use),
         invocation_state=invocation_state,
         cancel_signal=cancel_signal,
         _interrupts=interrupts,
+        **extra,
     )
+
+
+class ToolStagePoint:
+    """One tool call at a host's stage point: the handlers' context, the chain, what changed.
+
+    A bridge makes one per tool call with the call translated to Converse (``tool_use`` is
+    copied here, so handlers cannot edit the host's request), runs the stage around its own
+    tool call with the rules every host shares (`run_tool_stage`), and sends the host what
+    `changed` reports, translated back. A host whose contexts ask interrupts its own way passes
+    its subclass of `ExecuteToolContext` as ``context_type`` and that class's own fields in
+    ``extra``.
+
+    Attributes:
+        context: The context the handlers receive.
+    """
+
+    __slots__ = ("_given", "_handed", "_registry", "context")
+
+    def __init__(
+        self,
+        registry: MiddlewareRegistry,
+        *,
+        agent: Any,
+        tool: AgentTool | None,
+        tool_use: ToolUse,
+        invocation_state: dict[str, Any],
+        cancel_signal: threading.Event,
+        interrupts: Mapping[str, Interrupt] = _NO_INTERRUPTS,
+        context_type: type[ExecuteToolContext] = ExecuteToolContext,
+        **extra: Any,
+    ) -> None:
+        self._registry = registry
+        self._given = tool_use
+        self.context = _tool_context(
+            context_type,
+            extra,
+            agent=agent,
+            tool=tool,
+            tool_use=tool_use,
+            invocation_state=invocation_state,
+            cancel_signal=cancel_signal,
+            interrupts=interrupts,
+        )
+        self._handed = Handed(self.context)
+
+    def changed(self, ours: ExecuteToolContext) -> dict[str, Any]:
+        """The fields of ``ours`` (what reached the terminal) the handlers changed, by name.
+
+        ``tool_use`` counts as changed when it differs in value from the host's call (handlers
+        get a copy they may edit in place, so identity says nothing); any other field when it
+        holds another object. ``cancel_signal`` is the executor's: a host keeps its own whatever
+        this says.
+        """
+        changes = self._handed.changed(ours)
+        if ours.tool_use == self._given:
+            changes.pop("tool_use", None)
+        else:
+            changes["tool_use"] = ours.tool_use
+        return changes
+
+    def run(self, terminal: ToolTerminal) -> AsyncGenerator[TypedEvent, None]:
+        """Run the stage around ``terminal`` (see `run_tool_stage`): the result comes last.
+
+        Raises:
+            InterruptException: the call paused; the host registers the interrupt.
+        """
+        return run_tool_stage(self._registry, self.context, terminal)
+
+    def open(self, terminal: ToolTerminal) -> OpenedChain[TypedEvent]:
+        """`run` as a block that closes the stream on leaving (``async with ... as stream``)."""
+        rules = partial(run_tool_stage, self._registry, terminal=terminal)
+        return OpenedChain(ExecuteToolStage, None, self.context, rules)
+
+    async def result(self, terminal: ToolTerminal) -> ToolResultEvent:
+        """Run the stage to its end and return its result.
+
+        Raises:
+            InterruptException: the call paused; the host pauses the run its own way.
+            MissingResultError: a tool of the host paused the call with a `ToolInterruptEvent`
+                rather than an exception, which a host using this method cannot register.
+        """
+        result: ToolResultEvent | None = None
+        async with aclosing(self.run(terminal)) as events:
+            async for event in events:
+                if isinstance(event, ToolResultEvent):
+                    result = event
+        if result is None:
+            raise missing_result(ExecuteToolStage)
+        return result
 
 
 def make_tool_terminal(

@@ -27,11 +27,11 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
         'pip install "strands-middleware[langchain]"'
     ) from error
 
+from ._bridge import LangChainBridge, SyncInvokeError, UnsupportedStageError
 from ._interrupts import interrupts_of, resume_command
 from ._models import LibraryChatModel
 from ._streaming import RelayChatModel
 from ._tools import LangChainTool, LibraryTool
-from .bridge import LangChainBridge, UnsupportedStageError
 
 __all__ = [
     "LangChainBridge",
@@ -39,6 +39,7 @@ __all__ = [
     "LibraryChatModel",
     "LibraryTool",
     "RelayChatModel",
+    "SyncInvokeError",
     "UnsupportedStageError",
     "interrupts_of",
     "resume_command",

@@ -184,8 +184,30 @@ class ChatModelView:
         ):
             yield chunk
 
+    def get_config(self) -> dict[str, Any]:
+        """The chat model's identity, as a key (`Cache`'s) needs it: the same on every call.
+
+        Its class, and each of its settings that is a plain value (model name, temperature,
+        token limit, ...): two calls to one chat model, or to two equally configured ones,
+        have the same identity.
+        """
+        host = self.host
+        settings: dict[str, Any] = {
+            "chat_model": f"{type(host).__module__}.{type(host).__qualname__}"
+        }
+        for name, value in host.model_dump(exclude=set(_NOT_SETTINGS)).items():
+            if value is None or isinstance(value, (str, int, float, bool)):
+                settings[name] = value
+        return settings
+
     def __repr__(self) -> str:
         return f"ChatModelView({self.host!r})"
+
+
+# What every LangChain chat model holds besides its settings: how it reports, not what it asks.
+_NOT_SETTINGS = frozenset(
+    ("cache", "verbose", "callbacks", "tags", "metadata", "custom_get_token_ids", "rate_limiter")
+)
 
 
 def message_chunks(message: Message, usage: Usage) -> list[StreamEvent]:

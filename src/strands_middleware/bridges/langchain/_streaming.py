@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from typing import Any, cast
+from contextvars import ContextVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -37,9 +38,24 @@ from ...content import StopReason, StreamEvent
 from ...events import ModelStopReason, TextDeltaEvent, ToolUseDeltaEvent, TypedEvent
 from ._models import LibraryChatModel
 
-__all__ = ["Relay", "RelayChatModel"]
+__all__ = ["Relay", "RelayChatModel", "calling_through"]
+
+_T = TypeVar("_T")
 
 _END: Any = object()
+
+# The relay of the model call a task is making: set around the call's task when it is created.
+_CALL_RELAY: ContextVar[Relay | None] = ContextVar("strands_middleware_call_relay", default=None)
+
+
+def calling_through(relay: Relay, start: Callable[[], _T]) -> _T:
+    """``start()``, with ``relay`` as the relay of what it starts (a task copies the context)."""
+    token = _CALL_RELAY.set(relay)
+    try:
+        return start()
+    finally:
+        _CALL_RELAY.reset(token)
+
 
 _Delta = str | tuple[int, str | None, str | None, str]
 
@@ -157,15 +173,29 @@ class Relay:
 class RelayChatModel(BaseChatModel):
     """The chat model LangChain calls on a bridged model call: the real one, through the chain.
 
+    One is made per chat model and kept (building a LangChain chat model, and what LangChain
+    derives from it on each call, costs more than the rest of a bridged call); each call's
+    `Relay` reaches it through the context of the task making the call (`calling_through`).
+
     Attributes:
         inner: The chat model that answers.
-        relay: The hand-off to the chain's terminal.
+        relay: A relay that serves every call of this model, when given (else the call's own).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     inner: BaseChatModel
-    relay: Any
+    relay: Any = None
+
+    def current_relay(self) -> Relay:
+        """The relay of the call in progress."""
+        relay: Relay | None = self.relay if self.relay is not None else _CALL_RELAY.get()
+        if relay is None:
+            raise RuntimeError(
+                "RelayChatModel was called outside a bridged model call: it only streams "
+                "through LangChainBridge's chain (give create_agent the chat model itself)"
+            )
+        return relay
 
     @property
     def _llm_type(self) -> str:
@@ -197,7 +227,7 @@ class RelayChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        relay: Relay = self.relay
+        relay = self.current_relay()
         if relay.used:  # the model called again inside one call of the chain: no chain for it
             own = [chunk async for chunk in _host_stream(self.inner, messages, kwargs)]
             return generate_from_stream(ChatGenerationChunk(message=each) for each in own)
@@ -222,7 +252,7 @@ class RelayChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        relay: Relay = self.relay
+        relay = self.current_relay()
         if relay.used:  # the model called again inside one call of the chain: no chain for it
             async for own in _host_stream(self.inner, messages, kwargs):
                 yield ChatGenerationChunk(message=own)
@@ -251,7 +281,7 @@ async def _relayed(
 
     Up to ``ahead`` chunks go to the chain before the relay waits for it to ask for more.
     """
-    relay: Relay = model.relay
+    relay = model.current_relay()
     relay.used = True
     source = _converse_stream(model.inner, messages, kwargs, metadata)
     try:
@@ -351,14 +381,22 @@ async def _host_converse(
     kwargs: dict[str, Any],
     metadata: dict[str, Any],
 ) -> AsyncGenerator[StreamEvent, None]:
-    """A LangChain chat model's chunks as Converse chunks; its metadata is kept in ``metadata``."""
-    yield {"messageStart": {"role": "assistant"}}
+    """A LangChain chat model's chunks as Converse chunks; its metadata is kept in ``metadata``.
+
+    The message starts once the model has produced its first chunk, not before: a model that
+    fails at once has streamed nothing, so a handler that retries or falls back on its error
+    sees no output under way.
+    """
     usage: dict[str, int] = {}
     open_kind: str | None = None
     index = -1
     tool_index: Any = None
     any_tool = False
+    started = False
     async for chunk in _host_stream(model, messages, kwargs):
+        if not started:
+            started = True
+            yield {"messageStart": {"role": "assistant"}}
         metadata.update(chunk.response_metadata)
         counted: Any = chunk.usage_metadata or {}
         if counted:
@@ -400,6 +438,8 @@ async def _host_converse(
                         "delta": {"toolUse": {"input": args}},
                     }
                 }
+    if not started:
+        yield {"messageStart": {"role": "assistant"}}
     if open_kind is not None:
         yield {"contentBlockStop": {"contentBlockIndex": index}}
     finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")

@@ -39,11 +39,11 @@ from ...engine._registry import MiddlewareSource
 from ...models import Model
 from ...testing import ScriptedModel
 from ...tools import AgentTool
+from ._bridge import LangChainBridge
 from ._converse import Shown, converse_messages, host_messages
 from ._interrupts import interrupts_of, resume_command
 from ._models import LibraryChatModel
 from ._tools import LibraryTool
-from .bridge import LangChainBridge
 from .testing import PlainScriptedChatModel, ScriptedChatModel
 
 __all__ = ["LangChainAgent", "LangChainHarness"]

@@ -27,9 +27,9 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
         'pip install "strands-middleware[pydantic-ai]"'
     ) from error
 
+from ._capability import PydanticAIMiddleware, UnsupportedStageError
 from ._interrupts import interrupts_of, resume_results
 from ._tools import PydanticAITool
-from .capability import PydanticAIMiddleware, UnsupportedStageError
 
 __all__ = [
     "PydanticAIMiddleware",

@@ -34,7 +34,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
 from ...content import StreamEvent, SystemPrompt, ToolChoice, ToolSpec
-from ...engine._registry import MiddlewareRegistry, missing_result
+from ...engine._registry import MiddlewareRegistry
 from ...events import (
     ModelStopReason,
     ModelStreamEvent,
@@ -43,9 +43,9 @@ from ...events import (
     ToolUseDeltaEvent,
     TypedEvent,
 )
-from ...host._model_call import invoke_model_terminal
+from ...host._model_call import ModelStagePoint, invoke_model_terminal
 from ...host._model_stream import process_model_stream
-from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
+from ...stages._invoke_model import InvokeModelContext
 from ._messages import (
     StreamChunks,
     chunks_of_response,
@@ -147,7 +147,7 @@ class _ModelCall:
         "_streamed",
         "_was",
         "_was_specs",
-        "context",
+        "point",
     )
 
     def __init__(
@@ -180,7 +180,8 @@ class _ModelCall:
         # The message object of each result the terminal made, to the response it was made of.
         # The response of the terminal's latest model call.
         self._response: ModelResponse | None = None
-        self.context = InvokeModelContext(
+        self.point = ModelStagePoint(
+            model.registry,
             agent=model.agent,
             messages=shown,
             system_prompt=self._prompt,
@@ -302,14 +303,7 @@ class MiddlewareModel(WrapperModel):
         call = _ModelCall(
             self, messages, model_settings, model_request_parameters, None, streamed=False
         )
-        result: ModelStopReason | None = None
-        async with self.registry.open(InvokeModelStage, call.context, call.terminal) as stream:
-            async for event in stream:
-                if isinstance(event, ModelStopReason):
-                    result = event
-        if result is None:
-            raise missing_result(InvokeModelStage)
-        return call.response_of(result)
+        return call.response_of(await call.point.result(call.terminal))
 
     @asynccontextmanager
     async def request_stream(
@@ -341,7 +335,7 @@ class _ChainStream(StreamedResponse):
     ) -> None:
         super().__init__(params)
         self._call = call
-        self._chain = registry.open(InvokeModelStage, call.context, call.terminal)
+        self._chain = call.point.open(call.terminal)
         self._events: AsyncGenerator[ModelResponseStreamEvent, None] | None = None
         self._name = model_name
         self._started = datetime.now().astimezone()
@@ -393,7 +387,7 @@ class _ChainStream(StreamedResponse):
                 elif isinstance(event, ModelStopReason):
                     result = event
         if result is None:
-            raise missing_result(InvokeModelStage)
+            raise self._call.point.missing()
         final = self._call.response_of(result)
         self._final = final
         self._usage = final.usage

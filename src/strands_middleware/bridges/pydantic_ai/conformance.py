@@ -39,9 +39,9 @@ from ...events import ToolResultEvent
 from ...models import Model
 from ...testing import ScriptedModel
 from ...tools import AgentTool
+from ._capability import PydanticAIMiddleware
 from ._interrupts import interrupts_of, resume_results
 from ._messages import converse_message, converse_messages, host_messages, stop_reason_of
-from .capability import PydanticAIMiddleware
 from .testing import ScriptedPydanticAIModel, scripted_function_model
 
 __all__ = ["PydanticAIAgent", "PydanticAIHarness"]

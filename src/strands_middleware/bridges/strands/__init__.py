@@ -24,8 +24,8 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
         'release with Agent.add_middleware): pip install "strands-middleware[strands]"'
     ) from error
 
+from ._bridge import StrandsBridge
 from ._tools import StrandsTool
-from .bridge import StrandsBridge
-from .translate import HostEvent
+from ._translate import HostEvent
 
 __all__ = ["HostEvent", "StrandsBridge", "StrandsTool"]

@@ -21,7 +21,7 @@ from ...events import TypedEvent
 from ...exceptions import InterruptException
 from ...tools import AgentTool
 from ._converse import TOOL_SPEC_KEYS, view
-from .translate import (
+from ._translate import (
     Crossing,
     inbound,
     interrupt_exception_in,

@@ -38,8 +38,8 @@ from ...engine._registry import MiddlewareSource
 from ...interrupts import Interrupt
 from ...models import Model
 from ...testing import ScriptedModel
+from ._bridge import StrandsBridge
 from ._tools import LibraryTool
-from .bridge import StrandsBridge
 from .testing import ScriptedStrandsModel
 
 __all__ = ["StrandsAgent", "StrandsHarness"]

@@ -4,15 +4,15 @@ The bridge registers, through strands' public ``Agent.add_middleware``, one stra
 per stage that has handlers here (none for a stage without any, so an unused stage costs
 nothing). That handler builds this library's context from strands', runs this library's chain,
 and uses strands' own ``next_fn`` as the chain's terminal: strands still does the model calls,
-tool calls, hooks, sessions and interrupts it always does. A stage whose one strands handler is
-the bridge's is run by the bridge directly (`_seams.DirectRegistry`), without the two generators
-strands puts around a handler that only pass its events on.
+tool calls, hooks, sessions and interrupts it always does. The contexts are built, the chains
+run and what handlers changed is found by the adapter layer's stage points (`ModelStagePoint`,
+`ToolStagePoint`, `AgentPassPoint`); the bridge translates strands' data to and from them.
 
-At the boundary (`translate`, `_converse`, `_tools`) handlers see only this library's types and
-Converse data; what they leave unchanged goes back as strands' own objects, what they change
-goes back with every field they set. Interrupts are asked through the strands context's own
-``interrupt()``, so strands resolves and registers them as its own, for background tool calls
-too.
+At the boundary (`_translate`, `_stream`, `_converse`, `_tools`) handlers see only this
+library's types and Converse data; what they leave unchanged goes back as strands' own objects,
+what they change goes back with every field they set. Interrupts are asked through the strands
+context's own ``interrupt()``, so strands resolves and registers them as its own, for background
+tool calls too.
 
 Divergence by design (strands-agents 1.62): strands appends an AgentStreamStage pass's input
 inside its terminal, not before the chain, so on this host a short-circuiting agent-stream
@@ -25,19 +25,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from strands.interrupt import InterruptException as HostInterruptException
 from strands.middleware import ExecuteToolStage as HostExecuteToolStage
 from strands.middleware import InvokeModelStage as HostInvokeModelStage
 
-from ...engine._chain import OpenedChain
 from ...engine._stage import MiddlewareStage
 from ...events import TypedEvent
-from ...exceptions import ReplacedMessagesError
+from ...host._agent_pass import AgentPassPoint
 from ...host._mixin import MiddlewareHostMixin
-from ...host._tool_call import copy_tool_use, run_tool_stage
+from ...host._model_call import ModelStagePoint
+from ...host._tool_call import ToolStagePoint
 from ...interrupts import MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...stages._agent_stream import AgentStreamContext, AgentStreamStage
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
@@ -51,33 +50,27 @@ from ._converse import (
     host_items,
     host_system_prompt,
 )
+from ._crossing import Crossing
+from ._interrupts import interrupt_exception_in
+from ._stream import events_in, events_out
 from ._tools import tool_in, tool_out
-from .translate import (
-    MODEL_OUTBOUND,
-    OUTBOUND,
-    Crossing,
-    Translate,
-    events_in,
-    events_out,
-    interrupt_exception_in,
-)
+from ._translate import MODEL_OUTBOUND, OUTBOUND
 
 __all__ = ["StrandsBridge"]
 
 _HostNext = Callable[[Any], AsyncIterator[Any]]
 
 
-def _changed(host_context: Any, **fields: Any) -> Any:
-    """strands' context with ``fields``: itself when each is the one it holds, else a copy.
+# The model-call fields strands' context carries under the same name and in the same form.
+_MODEL_FIELDS = frozenset(("tool_choice", "invocation_state", "model"))
 
-    Handlers mostly pass the context on as they got it, and strands' ``replace()`` (a dataclass
-    copy) costs more than the rest of the bridge's work on a call; what strands then sees is
-    the same either way.
-    """
-    for name, value in fields.items():
-        if getattr(host_context, name) is not value:
-            return host_context.replace(**fields)
-    return host_context
+
+def _set(sent: dict[str, Any], name: str, value: Any, host: Any) -> None:
+    """Send ``value`` for ``name`` unless it is strands' own ``host`` (then send nothing)."""
+    if value is host:
+        sent.pop(name, None)
+    else:
+        sent[name] = value
 
 
 def _ask(host_context: Any, name: str, reason: Any, response: Any) -> MiddlewareInterruptResult:
@@ -173,9 +166,6 @@ class StrandsBridge(MiddlewareHostMixin):
                 continue
             self.agent.add_middleware(host_stage, layer)
             self._installed.add(stage)
-            direct = seams.DirectRegistry.of(self.agent)
-            if direct is not None:
-                direct.run_directly(host_stage, layer)
 
     # The layers are the strands Wrap handlers. Each returns the generator of `_run` rather than
     # being a generator itself, which saves a generator hop on every event: strands only
@@ -187,11 +177,9 @@ class StrandsBridge(MiddlewareHostMixin):
         host_prompt = host_context.system_prompt
         messages = converse_items(host_messages, MESSAGE_KEYS)
         tool_specs = converse_items(host_specs, TOOL_SPEC_KEYS)
-        # What the lists held when handed out: a handler may change them in place.
-        shown_messages = tuple(messages)
-        shown_specs = tuple(tool_specs)
         system_prompt = converse_system_prompt(host_prompt)
-        context = InvokeModelContext(
+        point = ModelStagePoint(
+            self.middleware_registry,
             agent=host_context.agent,
             messages=messages,
             system_prompt=system_prompt,
@@ -199,71 +187,84 @@ class StrandsBridge(MiddlewareHostMixin):
             tool_choice=host_context.tool_choice,
             invocation_state=host_context.invocation_state,
             model=host_context.model,
+            # strands computes the same estimate as host.project_input_tokens; read, not redone.
+            projected_input_tokens=getattr(host_context, "projected_input_tokens", None),
         )
+        # What the lists held when handed out: a view in them may be changed in place.
+        shown_messages = tuple(messages) if messages is not host_messages else ()
+        shown_specs = tuple(tool_specs) if tool_specs is not host_specs else ()
         crossing = Crossing(host_context.agent, host_context.invocation_state)
 
         def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
-            replaced = _changed(
-                host_context,
-                messages=host_items(
-                    ours.messages, messages, shown_messages, host_messages, MESSAGE_KEYS
-                ),
-                system_prompt=host_system_prompt(ours.system_prompt, system_prompt, host_prompt),
-                tool_specs=host_items(
-                    ours.tool_specs, tool_specs, shown_specs, host_specs, TOOL_SPEC_KEYS
-                ),
-                tool_choice=ours.tool_choice,
-                invocation_state=ours.invocation_state,
-                model=ours.model,
-            )
+            changes = point.changed(ours)
+            sent: dict[str, Any] = {}
+            for name, value in changes.items():
+                if name in _MODEL_FIELDS:
+                    sent[name] = value
+            if "messages" in changes or shown_messages:
+                back = host_items(
+                    ours.messages, messages, shown_messages or messages, host_messages, MESSAGE_KEYS
+                )
+                _set(sent, "messages", back, host_messages)
+            if "tool_specs" in changes or shown_specs:
+                shown = shown_specs or tool_specs
+                back = host_items(ours.tool_specs, tool_specs, shown, host_specs, TOOL_SPEC_KEYS)
+                _set(sent, "tool_specs", back, host_specs)
+            if "system_prompt" in changes:
+                sent["system_prompt"] = host_system_prompt(
+                    ours.system_prompt, system_prompt, host_prompt
+                )
+            replaced = host_context.replace(**sent) if sent else host_context
             return events_in(host_next(replaced), crossing, model_call=True)
 
-        return self._run(InvokeModelStage, context, terminal, crossing, MODEL_OUTBOUND)
+        return events_out(point.open(terminal), MODEL_OUTBOUND, crossing, point.missing)
 
     def _tool_layer(self, host_context: Any, host_next: _HostNext) -> AsyncGenerator[Any, None]:
         tool = tool_in(host_context.tool)
-        context = _ToolCallContext(
+        point = ToolStagePoint(
+            self.middleware_registry,
             agent=host_context.agent,
             tool=tool,
-            tool_use=copy_tool_use(host_context.tool_use),
+            tool_use=host_context.tool_use,
             invocation_state=host_context.invocation_state,
             cancel_signal=host_context.cancel_signal,
+            context_type=_ToolCallContext,
             _host=host_context,
         )
         crossing = Crossing(host_context.agent, host_context.invocation_state)
 
         def terminal(ours: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
             # cancel_signal is executor-owned: strands keeps its own, whatever the context says.
-            # The handlers saw a copy of the call; one they left as it was goes back as strands'
-            # own dict.
-            tool_use = ours.tool_use
-            if tool_use == host_context.tool_use:
-                tool_use = host_context.tool_use
-            replaced = _changed(
-                host_context,
-                tool=tool_out(ours.tool, tool),
-                tool_use=tool_use,
-                invocation_state=ours.invocation_state,
-            )
+            # What the handlers left as it was goes back as strands' own.
+            changes = point.changed(ours)
+            sent: dict[str, Any] = {}
+            if "tool" in changes:
+                sent["tool"] = tool_out(ours.tool, tool)
+            if "tool_use" in changes:
+                sent["tool_use"] = ours.tool_use
+            if "invocation_state" in changes:
+                sent["invocation_state"] = ours.invocation_state
+            replaced = host_context.replace(**sent) if sent else host_context
             return events_in(host_next(replaced), crossing)
 
-        return self._run(ExecuteToolStage, context, terminal, crossing, OUTBOUND)
+        # The tool-call rules every host keeps; the stream is closed on leaving the block.
+        return events_out(point.open(terminal), OUTBOUND, crossing)
 
     def _pass_layer(self, host_context: Any, host_next: _HostNext) -> AsyncGenerator[Any, None]:
         host_messages = host_context.messages
         messages = converse_items(host_messages, MESSAGE_KEYS)
-        context = _PassContext(
+        point = AgentPassPoint(
+            self.middleware_registry,
             agent=host_context.agent,
             messages=messages,
             invocation_state=host_context.invocation_state,
+            context_type=_PassContext,
             _host=host_context,
         )
         crossing = Crossing(host_context.agent, host_context.invocation_state)
         crossing.begin_pass()
 
         def terminal(ours: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
-            if ours.messages is not messages:
-                raise ReplacedMessagesError
             if messages is not host_messages:
                 # The input is appended by strands' terminal: edits made to the views (a
                 # message's content replaced, say) belong in the dicts it appends.
@@ -275,26 +276,4 @@ class StrandsBridge(MiddlewareHostMixin):
                 replaced = dataclasses.replace(host_context, invocation_state=ours.invocation_state)
             return events_in(host_next(replaced), crossing)
 
-        return self._run(AgentStreamStage, context, terminal, crossing, OUTBOUND)
-
-    def _run(
-        self,
-        stage: MiddlewareStage[Any, Any, Any],
-        context: Any,
-        terminal: Any,
-        crossing: Crossing,
-        table: dict[type, Translate],
-    ) -> AsyncGenerator[Any, None]:
-        """Run this library's chain; hand each event back to strands as strands' own.
-
-        The chain is opened (`MiddlewareRegistry.open`), not invoked: `events_out` iterates the
-        outermost handler itself and translates in line, so a streamed event crosses no driver
-        generator and no translation call on its way to strands.
-        """
-        registry = self.middleware_registry
-        if stage is ExecuteToolStage:
-            # The tool-call rules every host keeps (a tool call streams few events); its stream
-            # is closed on the chain's cleanup rules, as a terminal's would be.
-            rules = partial(run_tool_stage, registry, terminal=terminal)
-            return events_out(OpenedChain(stage, None, context, rules), table, crossing)
-        return events_out(registry.open(stage, context, terminal), table, crossing)
+        return events_out(point.open(terminal), OUTBOUND, crossing, point.missing)

@@ -26,13 +26,13 @@ from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 
+from ...content import ToolUse
 from ...engine._registry import MiddlewareSource
-from ...events import ToolResultEvent
 from ...exceptions import InterruptException, UnsupportedStageError
 from ...host._mixin import UNKNOWN_TOOLS, MiddlewareHostMixin
-from ...host._tool_call import copy_tool_use, make_tool_terminal, run_tool_stage
+from ...host._tool_call import ToolStagePoint, copy_tool_use, make_tool_terminal
 from ...stages._agent_stream import AgentStreamStage
-from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._execute_tool import ExecuteToolStage
 from ...stages._invoke_model import InvokeModelStage
 from ._interrupts import answers_of, deferral
 from ._model import MiddlewareModel
@@ -117,29 +117,22 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
         registry = self.middleware_registry
         if not registry.has_handlers(ExecuteToolStage):
             return await handler(args)
-        tool_use = copy_tool_use(
-            {"toolUseId": call.tool_call_id, "name": call.tool_name, "input": args}
-        )
+        # The stage point hands handlers a copy of the call; the tool keeps one of its own.
+        tool_use: ToolUse = {"toolUseId": call.tool_call_id, "name": call.tool_name, "input": args}
         tool = PydanticAITool(tool_def, handler, args, copy_tool_use(tool_use)["input"])
         answered = answers_of(ctx.tool_call_metadata) if ctx.tool_call_approved else {}
         signal = cancel_signal()
-        context = ExecuteToolContext(
+        point = ToolStagePoint(
+            registry,
             agent=self._agent,
             tool=tool,
             tool_use=tool_use,
             invocation_state=self._state,
             cancel_signal=signal,
-            _interrupts=answered,
+            interrupts=answered,
         )
-        result: ToolResultEvent | None = None
-        stream = run_tool_stage(registry, context, make_tool_terminal(signal))
         try:
-            async for event in stream:
-                if isinstance(event, ToolResultEvent):
-                    result = event
+            result = await point.result(make_tool_terminal(signal))
         except InterruptException as paused:
             raise deferral(paused.interrupt, answered) from None
-        finally:
-            await stream.aclose()
-        assert result is not None  # run_tool_stage ends with a result or raises
         return host_result(result, tool)

@@ -21,7 +21,8 @@ the request's model.
 
 What LangChain cannot carry is refused or stated: ``AgentStreamStage`` handlers are refused at
 registration (LangChain has no hook around a whole agent pass); the agent runs through
-``ainvoke``/``astream`` only (LangChain refuses a synchronous ``invoke`` itself).
+``ainvoke``/``astream``: a synchronous ``invoke`` is refused with the fix (`SyncInvokeError`)
+as soon as the model or tool call it reaches has handlers here.
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
-from langgraph.errors import GraphBubbleUp, GraphInterrupt
+from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
-from ...content import Message, ToolUse
+from ...content import Message
 from ...engine._chain import OpenedChain
 from ...engine._registry import MiddlewareSource
 from ...events import (
@@ -55,8 +56,9 @@ from ...events import (
 )
 from ...exceptions import InterruptException, UnsupportedStageError
 from ...host._mixin import MiddlewareHostMixin
+from ...host._model_call import ModelStagePoint
 from ...host._model_stream import process_model_stream
-from ...host._tool_call import make_tool_terminal, run_tool_stage
+from ...host._tool_call import ToolStagePoint, make_tool_terminal
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...stages._agent_stream import AgentStreamStage
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
@@ -65,22 +67,21 @@ from ._converse import (
     ai_message,
     converse_messages,
     converse_tool_choice,
-    converse_tool_result,
     converse_tool_specs,
     host_messages,
     host_tool_choice,
     host_tools,
     system_prompt_in,
     system_prompt_out,
-    tool_message,
     tool_use_of,
 )
 from ._interrupts import interrupt_payload
 from ._models import model_in, model_out
-from ._streaming import Relay, RelayChatModel
-from ._tools import LangChainTool, exception_of, tool_in
+from ._streaming import Relay, RelayChatModel, calling_through
+from ._tool_answers import tool_answer_of, tool_call_of, tool_events
+from ._tools import LangChainTool, tool_in
 
-__all__ = ["LangChainBridge", "UnsupportedStageError"]
+__all__ = ["LangChainBridge", "SyncInvokeError", "UnsupportedStageError"]
 
 TContext = TypeVar("TContext")
 TResult = TypeVar("TResult")
@@ -98,6 +99,21 @@ _RUNTIME_KEY = "__pregel_runtime"
 # How many invocations' states the bridge keeps at once (invocations running concurrently on one
 # agent); the oldest is let go first.
 _INVOCATIONS_KEPT = 256
+
+# How many chat models' relay models the bridge keeps (the agent's model, fallbacks, ...).
+_RELAY_MODELS_KEPT = 16
+
+
+_SYNC_REFUSED = (
+    "this agent's LangChainBridge runs {stage} middleware, which runs on LangChain's "
+    "asynchronous path only: call `await agent.ainvoke(...)` or `agent.astream(...)` instead of "
+    "`agent.invoke(...)`/`agent.stream(...)` (from synchronous code: "
+    "`asyncio.run(agent.ainvoke(...))`)"
+)
+
+
+class SyncInvokeError(NotImplementedError):
+    """A bridged agent run synchronously (``invoke``/``stream``) while handlers are registered."""
 
 
 @dataclass
@@ -177,6 +193,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
     def __init__(self, *middleware: MiddlewareSource) -> None:
         super().__init__()
         self._invocations: OrderedDict[int, tuple[object, dict[str, Any]]] = OrderedDict()
+        self._relay_models: OrderedDict[int, RelayChatModel] = OrderedDict()
         self._lock = threading.Lock()
         if middleware:
             self.use(*middleware)
@@ -185,6 +202,19 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
     def name(self) -> str:
         """The name LangChain lists the middleware under."""
         return "strands_middleware"
+
+    def _relay_model(self, inner: Any) -> RelayChatModel:
+        """The relay chat model of ``inner``: one per chat model, kept by the bridge."""
+        key = id(inner)
+        kept = self._relay_models.get(key)
+        if kept is not None and kept.inner is inner:
+            return kept
+        made = RelayChatModel(inner=inner)
+        with self._lock:
+            self._relay_models[key] = made
+            while len(self._relay_models) > _RELAY_MODELS_KEPT:
+                self._relay_models.popitem(last=False)
+        return made
 
     # ---- one dict per invocation -----------------------------------------------------------
 
@@ -206,6 +236,32 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                 self._invocations.popitem(last=False)
             return state
 
+    # ---- the synchronous path ----------------------------------------------------------------
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Any) -> Any:
+        """A synchronous ``invoke``/``stream``: refused with the fix while handlers are registered.
+
+        The chain is asynchronous (its handlers are async generators), and LangChain's
+        synchronous path gives it no event loop to run in; a stage without handlers passes
+        the call on, so an agent whose bridge has nothing registered runs either way.
+
+        Raises:
+            SyncInvokeError: InvokeModelStage handlers are registered.
+        """
+        if not self.middleware_registry.has_handlers(InvokeModelStage):
+            return handler(request)
+        raise SyncInvokeError(_SYNC_REFUSED.format(stage="InvokeModelStage"))
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Any) -> Any:
+        """A synchronous ``invoke``/``stream``: refused with the fix (see `wrap_model_call`).
+
+        Raises:
+            SyncInvokeError: ExecuteToolStage handlers are registered.
+        """
+        if not self.middleware_registry.has_handlers(ExecuteToolStage):
+            return handler(request)
+        raise SyncInvokeError(_SYNC_REFUSED.format(stage="ExecuteToolStage"))
+
     # ---- the model call ----------------------------------------------------------------------
 
     async def awrap_model_call(
@@ -221,7 +277,8 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         system_prompt = system_prompt_in(request.system_message)
         tool_choice = converse_tool_choice(request.tool_choice)
         shown_model = model_in(request.model)
-        context = InvokeModelContext(
+        point = ModelStagePoint(
+            registry,
             agent=self,
             messages=messages,
             system_prompt=system_prompt,
@@ -235,15 +292,19 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         relays: list[Relay] = []
 
         async def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+            changed = point.changed(ours)
             changes: dict[str, Any] = {}
+            # Messages and tool specs are Converse copies a handler may edit in place: the
+            # translation back compares them item by item.
             sent = host_messages(ours.messages, shown)
             if sent is not shown.host:
                 changes["messages"] = sent
-            system_message = system_prompt_out(
-                ours.system_prompt, system_prompt, request.system_message
-            )
-            if system_message is not request.system_message:
-                changes["system_message"] = system_message
+            if "system_prompt" in changed:
+                system_message = system_prompt_out(
+                    ours.system_prompt, system_prompt, request.system_message
+                )
+                if system_message is not request.system_message:
+                    changes["system_message"] = system_message
             tools = host_tools(ours.tool_specs, shown_specs, request.tools)
             if tools is not request.tools:
                 changes["tools"] = tools
@@ -252,11 +313,10 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                 changes["tool_choice"] = choice
             relay = Relay()
             relays.append(relay)
-            changes["model"] = RelayChatModel(
-                inner=model_out(ours.model, shown_model, request.model), relay=relay
-            )
+            changes["model"] = self._relay_model(model_out(ours.model, shown_model, request.model))
             started = time.perf_counter()
-            call = asyncio.ensure_future(handler(request.override(**changes)))
+            overridden = request.override(**changes)
+            call = calling_through(relay, lambda: asyncio.ensure_future(handler(overridden)))
             call.add_done_callback(lambda _: relay.close())
             stops: list[ModelStopReason] = []
             calls.append((stops, call))
@@ -272,13 +332,9 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                     stops.append(event)
                 yield event
 
-        chain = registry.open(InvokeModelStage, context, terminal)
-        result = await _model_result(chain, relays, calls, produced)
+        result = await _model_result(point.open(terminal), relays, calls, produced)
         if result is None:
-            raise RuntimeError(
-                "InvokeModelStage middleware produced no ModelStopReason: a Wrap handler must "
-                "yield the result (pass next_fn's events on, or yield a ModelStopReason)"
-            )
+            raise point.missing()
         return _response_of(result, produced)
 
     # ---- the tool call -----------------------------------------------------------------------
@@ -309,13 +365,16 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         call = request.tool_call
         tool = tool_in(request.tool)
         cancel_signal = threading.Event()
-        context = _ToolCallContext(
+        point = ToolStagePoint(
+            registry,
             agent=self,
             tool=tool,
             tool_use=tool_use_of(call),
             invocation_state=self._invocation_state(config["configurable"].get(_RUNTIME_KEY)),
             cancel_signal=cancel_signal,
+            context_type=_ToolCallContext,
         )
+        context = cast(_ToolCallContext, point.context)
         pauses = context._pauses  # pyright: ignore[reportPrivateUsage]
         produced: dict[int, tuple[ToolResultEvent, ToolMessage | Command[Any]]] = {}
         library_terminal = make_tool_terminal(cancel_signal)
@@ -330,21 +389,18 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             if ours.tool is None:  # the spec's answer for a tool the agent does not have
                 yield ToolResultEvent.error(tool_use_id, f"Unknown tool: {ours.tool_use['name']}")
                 return
+            changed = point.changed(ours)
             changes: dict[str, Any] = {}
-            if ours.tool_use != tool_use_of(call):
-                changes["tool_call"] = _tool_call(ours.tool_use)
-            if ours.tool is not tool:
+            if "tool_use" in changed:
+                changes["tool_call"] = tool_call_of(ours.tool_use)
+            if "tool" in changed:
                 changes["tool"] = getattr(ours.tool, "host", ours.tool)
             sent = request.override(**changes) if changes else request
-            async for event in _tool_events(handler, sent, tool_use_id, pauses, produced):
+            async for event in tool_events(handler, sent, tool_use_id, pauses, produced):
                 yield event
 
-        result: ToolResultEvent | None = None
-        stream = run_tool_stage(registry, context, terminal)
         try:
-            async for event in stream:
-                if isinstance(event, ToolResultEvent):
-                    result = event
+            result = await point.result(terminal)
         except InterruptException as paused:
             original = pauses.get(paused.interrupt.id)
             if original is not None:
@@ -359,11 +415,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                 f"interrupt {paused.interrupt.id!r} was answered, but the code that raised it "
                 "asked without context.interrupt(), so the answer cannot reach it"
             ) from paused
-        finally:
-            await stream.aclose()
-        if result is None:  # pragma: no cover - run_tool_stage always ends with a result
-            raise RuntimeError("ExecuteToolStage ended without a result")
-        return _tool_answer_of(result, produced, call["name"])
+        return tool_answer_of(result, produced, call["name"])
 
 
 async def _model_result(
@@ -406,30 +458,6 @@ async def _model_result(
         elif any(stop is result for stop in stops):
             raise failure  # LangChain failed on the reply the chain returned
     return result
-
-
-async def _tool_events(
-    handler: _ToolHandler,
-    request: ToolCallRequest,
-    tool_use_id: str,
-    pauses: dict[str, GraphInterrupt],
-    produced: dict[int, tuple[ToolResultEvent, ToolMessage | Command[Any]]],
-) -> AsyncGenerator[TypedEvent, None]:
-    """LangChain's tool call, as the terminal's result event (noted in ``produced``)."""
-    try:
-        answer = await handler(request)
-    except GraphInterrupt as paused:  # the tool asked LangGraph itself
-        ours_id = f"langgraph:{id(paused)}"
-        pauses[ours_id] = paused
-        raise InterruptException(Interrupt(id=ours_id, name="interrupt")) from None
-    except (GraphBubbleUp, InterruptException):
-        raise
-    except Exception as failure:  # the tool failed: handlers see an error result
-        yield ToolResultEvent.from_exception(tool_use_id, failure)
-        return
-    event = ToolResultEvent(_tool_result_of(answer, tool_use_id), exception=_exception_of(answer))
-    produced[id(event)] = (event, answer)
-    yield event
 
 
 def _stop_of(response: ModelResponse[Any], latency_ms: int) -> ModelStopReason:
@@ -485,6 +513,16 @@ def _response_of(
                 structured_response=response.structured_response,
             )
     ai = ai_message(message, usage)
+    # The reply a handler rebuilt takes the id of the one LangChain streamed for this call, so
+    # a UI streaming messages shows the new content in place of the old, not a second answer.
+    streamed = [
+        m.id
+        for _, response in produced.values()
+        for m in response.result
+        if isinstance(m, AIMessage)
+    ]
+    if streamed and streamed[-1] is not None:
+        ai.id = streamed[-1]
     if stop_reason not in ("end_turn", "tool_use"):
         ai = _with_stop_reason(ai, stop_reason)
     return ModelResponse(result=[ai])
@@ -495,68 +533,3 @@ def _with_stop_reason(message: Any, stop_reason: str) -> Any:
         return message
     metadata = {**message.response_metadata, STOP_REASON_KEY: stop_reason}
     return message.model_copy(update={"response_metadata": metadata})
-
-
-def _tool_call(tool_use: ToolUse) -> Any:
-    return {
-        "name": tool_use["name"],
-        "args": dict(tool_use["input"]),
-        "id": tool_use["toolUseId"],
-        "type": "tool_call",
-    }
-
-
-def _tool_result_of(answer: ToolMessage | Command[Any], tool_use_id: str) -> Any:
-    if isinstance(answer, ToolMessage):
-        return converse_tool_result(answer)
-    message = _tool_message_in(answer, tool_use_id)
-    if message is None:
-        raise TypeError(
-            f"the tool answered call {tool_use_id!r} with a Command that carries no ToolMessage "
-            "for it, so ExecuteToolStage has no result to show handlers"
-        )
-    return converse_tool_result(message)
-
-
-def _exception_of(answer: ToolMessage | Command[Any]) -> Exception | None:
-    return exception_of(answer) if isinstance(answer, ToolMessage) else None
-
-
-def _tool_message_in(command: Command[Any], tool_use_id: str) -> ToolMessage | None:
-    update: Any = command.update
-    messages: list[Any] = []
-    if isinstance(update, dict):
-        messages = list(cast("dict[str, Any]", update).get("messages", []))
-    for message in messages:
-        if isinstance(message, ToolMessage) and message.tool_call_id == tool_use_id:
-            return message
-    return None
-
-
-def _tool_answer_of(
-    result: ToolResultEvent,
-    produced: dict[int, tuple[ToolResultEvent, ToolMessage | Command[Any]]],
-    name: str,
-) -> ToolMessage | Command[Any]:
-    """LangChain's answer for the chain's result: its own when a handler left it as it was."""
-    entry = produced.get(id(result))
-    if entry is not None and entry[0] is result:
-        return entry[1]
-    for event, answer in produced.values():
-        if event.tool_result == result.tool_result:
-            return answer
-    message = tool_message(result.tool_result, name)
-    originals = [answer for _, answer in produced.values() if isinstance(answer, Command)]
-    if originals:
-        # The tool answered with a Command: its state update and jumps stay, with the result
-        # message replaced by the handler's.
-        command = originals[-1]
-        update: dict[str, Any] = dict(cast("dict[str, Any]", command.update))
-        update["messages"] = [
-            message
-            if isinstance(each, ToolMessage) and each.tool_call_id == message.tool_call_id
-            else each
-            for each in update.get("messages", [])
-        ]
-        return Command(graph=command.graph, update=update, resume=command.resume, goto=command.goto)
-    return message

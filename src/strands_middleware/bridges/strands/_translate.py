@@ -23,11 +23,10 @@ usage and latency to the figures strands' ``AgentResult`` carries (`Crossing`).
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, TypeVar, cast
 
-from strands.interrupt import InterruptException as HostInterruptException
 from strands.types import events as host_events
 
 from ...events import (
@@ -43,7 +42,6 @@ from ...events import (
     ToolUseDeltaEvent,
     TypedEvent,
 )
-from ...exceptions import InterruptException
 from . import _seams as seams
 from ._crossing import Crossing
 from ._interrupts import (
@@ -58,16 +56,22 @@ __all__ = [
     "INBOUND",
     "MODEL_OUTBOUND",
     "OUTBOUND",
+    "ChunkIn",
     "Crossing",
     "HostEvent",
-    "events_in",
-    "events_out",
+    "TextIn",
+    "Translate",
+    "chunk_out",
     "inbound",
     "interrupt_exception_in",
     "interrupt_exception_out",
     "interrupt_in",
     "interrupt_out",
+    "model_stop_in",
+    "new_chunk",
+    "new_text",
     "outbound",
+    "text_out",
     "translator",
 ]
 
@@ -101,15 +105,13 @@ _E = TypeVar("_E", bound=TypedEvent)
 
 
 def _blank(cls: type[_E]) -> Callable[[], _E]:
-    """What makes an empty ``cls``: the class itself, given ``dict``'s own ``__init__``.
+    """What makes an empty ``cls`` without its constructor: the translation fills the items.
 
-    Calling a dict subclass whose ``__init__`` is ``dict``'s runs no Python code, the cheapest
-    way to make one (``cls.__new__(cls)`` costs a third more, for checks it repeats on every
-    call). The public constructor is not needed: the translation fills the items itself.
+    ``dict.__new__`` makes the instance and runs no ``__init__``: the public constructors take
+    the same values as arguments and set them as items, which the translation does itself. A
+    ``partial`` runs no Python code of its own, as cheap a call as a class's.
     """
-    # Through setattr: type checkers rightly refuse the assignment (the signatures differ).
-    setattr(cls, "__init__", vars(dict)["__init__"])  # noqa: B010
-    return cast("Callable[[], _E]", cls)
+    return cast("Callable[[], _E]", partial(dict.__new__, cls))
 
 
 class _ChunkIn(ModelStreamEvent):
@@ -118,7 +120,9 @@ class _ChunkIn(ModelStreamEvent):
     value: Any
 
 
-_new_chunk = _blank(_ChunkIn)
+new_chunk = _blank(_ChunkIn)
+# What `_stream` imports; the classes' own names stay private (listings of public classes skip).
+ChunkIn = _ChunkIn
 
 
 class _TextIn(TextDeltaEvent):
@@ -127,7 +131,8 @@ class _TextIn(TextDeltaEvent):
     value: Any
 
 
-_new_text = _blank(_TextIn)
+new_text = _blank(_TextIn)
+TextIn = _TextIn
 
 
 class _ToolUseDeltaIn(ToolUseDeltaEvent):
@@ -218,8 +223,8 @@ def _delta_in(new: Callable[[], Any], key: str) -> Translate:
     return delta_in
 
 
-_chunk_in = _delta_in(_new_chunk, "event")
-_text_in = _delta_in(_new_text, "data")
+_chunk_in = _delta_in(new_chunk, "event")
+_text_in = _delta_in(new_text, "data")
 
 
 def _tool_use_delta_in(host: Any, crossing: Crossing) -> Any:
@@ -260,7 +265,7 @@ def _message_in(host: Any, crossing: Crossing) -> Any:
     return event
 
 
-def _model_stop_in(host: Any, crossing: Crossing) -> Any:
+def model_stop_in(host: Any, crossing: Crossing) -> Any:
     stop_reason, message, usage, metrics = host["stop"]
     stop = (stop_reason, crossing.message_view(message), usage, metrics)
     event = _new_model_stop()
@@ -314,7 +319,7 @@ INBOUND: dict[type, Translate] = {
         "reasoningRedactedContent", "redactedContent"
     ),
     seams.ModelMessageEvent: _message_in,
-    host_events.ModelStopReason: _model_stop_in,
+    host_events.ModelStopReason: model_stop_in,
     seams.ToolStreamEvent: _tool_stream_in,
     host_events.ToolResultEvent: _tool_result_in,
     seams.ToolInterruptEvent: _tool_interrupt_in,
@@ -342,11 +347,11 @@ def _host_event_out(event: Any, crossing: Crossing) -> Any:
     return changed
 
 
-def _chunk_out(event: Any, crossing: Crossing) -> Any:
+def chunk_out(event: Any, crossing: Crossing) -> Any:
     return seams.ModelStreamChunkEvent(event["event"])
 
 
-def _text_out(event: Any, crossing: Crossing) -> Any:
+def text_out(event: Any, crossing: Crossing) -> Any:
     text = event["data"]
     return seams.TextStreamEvent(delta={"text": text}, text=text)
 
@@ -366,8 +371,8 @@ def _delta_in_out(key: str, out: Translate) -> Translate:
     return delta_in_out
 
 
-_chunk_in_out = _delta_in_out("event", _chunk_out)
-_text_in_out = _delta_in_out("data", _text_out)
+_chunk_in_out = _delta_in_out("event", chunk_out)
+_text_in_out = _delta_in_out("data", text_out)
 
 
 def _tool_use_delta_out(event: Any, crossing: Crossing, current: Any = None) -> Any:
@@ -534,9 +539,9 @@ def _loop_stop_in_out(event: Any, crossing: Crossing) -> Any:
 OUTBOUND: dict[type, Translate] = {
     TypedEvent: _typed_out,
     HostEvent: _host_event_out,
-    ModelStreamEvent: _chunk_out,
+    ModelStreamEvent: chunk_out,
     _ChunkIn: _chunk_in_out,
-    TextDeltaEvent: _text_out,
+    TextDeltaEvent: text_out,
     _TextIn: _text_in_out,
     ToolUseDeltaEvent: _tool_use_delta_out,
     _ToolUseDeltaIn: _tool_use_delta_in_out,
@@ -593,92 +598,3 @@ def outbound(event: Any, crossing: Crossing, table: dict[type, Translate] = OUTB
     """One handler event as strands gets it; ``None`` when it is not passed back."""
     translate = table.get(event.__class__) or translator(table, event.__class__)
     return translate(event, crossing)
-
-
-# --------------------------------------------------------------------------------------------
-# The hot path: a strands stage's stream, both ways
-# --------------------------------------------------------------------------------------------
-# Every streamed delta crosses as two events, a raw chunk and its text, so the per-event cost
-# of the bridge is mostly these two. The two generators below translate them in line, as
-# `_delta_in` and `_delta_in_out` do (tests hold them to the same results), which saves a call
-# in each direction on every event; any other class goes through its table. The chunk and the
-# text are spelled out in branches of their own, not shared through a key and a class held in
-# variables: each attribute and item access then only ever sees one class, which keeps
-# CPython's specializing interpreter on its fast path (sharing them cost about 650
-# instructions per event, measured).
-
-
-async def events_in(
-    stream: Any, crossing: Crossing, *, model_call: bool = False
-) -> AsyncGenerator[Any, None]:
-    """The strands terminal's events as this library's, its interrupts as ours.
-
-    For a model call (``model_call``) the finished message is also announced before the
-    result: the reference agent's model stage streams a `ModelMessageEvent` just before its
-    `ModelStopReason`, strands announces the message after the stage instead, so it is added
-    here for handlers (and `MODEL_OUTBOUND` keeps it from reaching strands twice).
-    """
-    chunk_class = seams.ModelStreamChunkEvent
-    text_class = seams.TextStreamEvent
-    lookup = INBOUND.get
-    try:
-        async for event in stream:
-            cls = event.__class__
-            if cls is chunk_class:
-                value = event["event"]
-                chunk = _new_chunk()
-                chunk["event"] = value
-                chunk.host = event
-                chunk.value = value
-                yield chunk
-            elif cls is text_class:
-                value = event["data"]
-                text = _new_text()
-                text["data"] = value
-                text.host = event
-                text.value = value
-                yield text
-            else:
-                translate = lookup(cls) or translator(INBOUND, cls)
-                ours = translate(event, crossing)
-                if model_call and translate is _model_stop_in:
-                    yield ModelMessageEvent(ours.message)
-                yield ours
-    except HostInterruptException as error:
-        raise interrupt_exception_in(error) from error
-    finally:
-        await stream.aclose()
-
-
-async def events_out(
-    chain: AbstractAsyncContextManager[AsyncIterator[Any]],
-    table: dict[type, Translate],
-    crossing: Crossing,
-) -> AsyncGenerator[Any, None]:
-    """A stage call's chain, run: each event as strands gets it, an interrupt as strands' own.
-
-    ``chain`` is entered here and left before an exception goes on, so everything the chain
-    opened is closed by then (`OpenedChain`'s contract). An event whose translation is ``None``
-    is not passed back.
-    """
-    lookup = table.get
-    try:
-        async with chain as stream:
-            async for event in stream:
-                cls = event.__class__
-                if cls is _ChunkIn:
-                    if event["event"] is event.value:
-                        yield event.host
-                    else:
-                        yield _chunk_out(event, crossing)
-                elif cls is _TextIn:
-                    if event["data"] is event.value:
-                        yield event.host
-                    else:
-                        yield _text_out(event, crossing)
-                else:
-                    back = (lookup(cls) or translator(table, cls))(event, crossing)
-                    if back is not None:
-                        yield back
-    except InterruptException as error:
-        raise interrupt_exception_out(error) from error

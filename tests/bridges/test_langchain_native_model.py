@@ -1,0 +1,182 @@
+"""The LangChain bridge with a chat model of LangChain's own kind: as with the scripted one.
+
+`ReplyModel` is a plain ``BaseChatModel`` subclass, as a user's own or a provider's would be: it
+knows nothing of this library. Every test here drives ``create_agent`` with it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.base import LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from pydantic import Field
+
+from strands_middleware import (
+    InvokeModelStage,
+    MiddlewareResult,
+    ModelStopReason,
+)
+from strands_middleware.bridges.langchain import LangChainBridge, SyncInvokeError
+from strands_middleware.catalog import Cache, ModelFallback, Retry
+from strands_middleware.testing import ScriptedModel, text_turn
+
+
+class ReplyModel(BaseChatModel):
+    """Answers each call with the next of ``replies``, raising it when it is an exception.
+
+    Streaming sends the reply's text word by word; ``log`` notes each call made.
+    """
+
+    replies: list[Any]
+    log: list[str] = Field(default_factory=list)
+    temperature: float = 0.0
+
+    @property
+    def calls(self) -> int:
+        return len(self.log)
+
+    @property
+    def _llm_type(self) -> str:
+        return "reply-model"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: Any = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        return self.bind(**kwargs)
+
+    def _next(self) -> AIMessage:
+        reply = self.replies[self.calls]
+        self.log.append("call")
+        if isinstance(reply, BaseException):
+            raise reply
+        return AIMessage(content=str(reply))
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self._next())])
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        reply = self._next()
+        words = str(reply.content).split(" ")
+        for position, word in enumerate(words):
+            text = word if position == len(words) - 1 else f"{word} "
+            yield ChatGenerationChunk(message=AIMessageChunk(content=text))
+
+
+def prompt(text: str = "hi") -> Any:
+    return {"messages": [HumanMessage(content=text)]}
+
+
+def thread() -> Any:
+    return {"configurable": {"thread_id": uuid.uuid4().hex}}
+
+
+async def test_retry_acts_on_a_native_models_failure() -> None:
+    model = ReplyModel(replies=[RuntimeError("overloaded"), "second try"])
+    agent = create_agent(model, middleware=[LangChainBridge(Retry(attempts=2, backoff=0.0))])
+    result = await agent.ainvoke(prompt())
+    assert result["messages"][-1].content == "second try"
+    assert model.calls == 2
+
+
+async def test_model_fallback_acts_on_a_native_models_failure() -> None:
+    model = ReplyModel(replies=[RuntimeError("down")])
+    backup = ScriptedModel([text_turn("from the backup")])
+    agent = create_agent(model, middleware=[LangChainBridge(ModelFallback([backup]))])
+    result = await agent.ainvoke(prompt())
+    assert result["messages"][-1].content == "from the backup"
+
+
+async def test_the_cache_answers_a_repeated_call_to_a_native_model() -> None:
+    cache = Cache()
+    model = ReplyModel(replies=["cached answer", "a second call"])
+    agent = create_agent(model, middleware=[LangChainBridge(cache)])
+    first = await agent.ainvoke(prompt("same question"))
+    second = await agent.ainvoke(prompt("same question"))
+    assert first["messages"][-1].content == "cached answer"
+    assert second["messages"][-1].content == "cached answer"
+    assert model.calls == 1
+    assert cache.hits == 1
+
+
+async def test_an_output_handler_changing_the_answer_does_not_show_it_twice() -> None:
+    @InvokeModelStage.output
+    def shout(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+        stop = result.value
+        message: Any = {"role": "assistant", "content": [{"text": "HELLO THERE"}]}
+        return result.replace(
+            value=ModelStopReason(stop.stop_reason, message, stop.usage, stop.metrics)
+        )
+
+    model = ReplyModel(replies=["hello there"])
+    agent = create_agent(model, middleware=[LangChainBridge(shout)])
+    ids: set[str | None] = set()
+    shown: list[str] = []
+    final: Any = None
+    parts: Any = agent.astream(prompt(), stream_mode=["messages", "values"])
+    async for mode, data in parts:
+        if mode == "messages":
+            chunk, _metadata = data
+            if isinstance(chunk, AIMessage):
+                ids.add(chunk.id)
+                shown.append(str(chunk.content))
+        else:
+            final = data
+    answer = final["messages"][-1]
+    assert answer.content == "HELLO THERE"
+    # One message in the UI: every chunk and the final message share one id.
+    assert ids == {answer.id}, (ids, shown)
+
+
+async def test_a_result_changed_without_its_deltas_is_the_final_answer() -> None:
+    async def rewrite(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+        async for event in next_fn(context):
+            if isinstance(event, ModelStopReason):
+                message: Any = {"role": "assistant", "content": [{"text": "rewritten"}]}
+                yield ModelStopReason(event.stop_reason, message, event.usage, event.metrics)
+            else:
+                yield event
+
+    model = ReplyModel(replies=["the model's words"])
+    agent = create_agent(model, middleware=[LangChainBridge(InvokeModelStage.wrap(rewrite))])
+    result = await agent.ainvoke(prompt())
+    assert result["messages"][-1].content == "rewritten"
+
+
+def test_a_synchronous_invoke_is_refused_with_the_fix_before_the_model_is_called() -> None:
+    model = ReplyModel(replies=["hello"])
+    agent = create_agent(model, middleware=[LangChainBridge(Retry(attempts=2, backoff=0.0))])
+    with pytest.raises(SyncInvokeError, match=r"await agent\.ainvoke"):
+        agent.invoke(prompt())
+    assert model.calls == 0
+
+
+def test_a_synchronous_invoke_runs_when_no_stage_has_handlers() -> None:
+    model = ReplyModel(replies=["hello"])
+    agent = create_agent(model, middleware=[LangChainBridge()])
+    assert agent.invoke(prompt())["messages"][-1].content == "hello"

@@ -1,0 +1,145 @@
+"""The stage points a bridge calls: the context they build, the result check, what changed."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+
+from strands_middleware import (
+    ExecuteToolContext,
+    ExecuteToolStage,
+    InvokeModelContext,
+    InvokeModelStage,
+    MiddlewareNext,
+    MiddlewareRegistry,
+    ModelStopReason,
+    ToolResultEvent,
+    TypedEvent,
+)
+from strands_middleware.exceptions import MissingResultError
+from strands_middleware.host import ModelStagePoint, ToolStagePoint, invoke_model_terminal
+from strands_middleware.host._changes import Handed, public_fields
+from strands_middleware.testing import ScriptedModel, text_turn
+
+USER: Any = [{"role": "user", "content": [{"text": "hi"}]}]
+
+
+def model_point(registry: MiddlewareRegistry, model: Any = None) -> ModelStagePoint:
+    return ModelStagePoint(
+        registry,
+        agent="agent",
+        messages=list(USER),
+        system_prompt="sys",
+        tool_specs=[],
+        tool_choice=None,
+        invocation_state={},
+        model=model or ScriptedModel([text_turn("hello")]),
+    )
+
+
+async def test_the_model_point_runs_the_chain_and_returns_its_result() -> None:
+    point = model_point(MiddlewareRegistry())
+    result = await point.result(invoke_model_terminal)
+    assert result.message == text_turn("hello")
+
+
+@pytest.mark.parametrize("how", ["result", "run"])
+async def test_a_model_chain_without_a_result_is_missing_result_error(how: str) -> None:
+    @InvokeModelStage.wrap
+    async def drop(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            if not isinstance(event, ModelStopReason):
+                yield event
+
+    registry = MiddlewareRegistry()
+    registry.use(drop)
+    point = model_point(registry)
+    with pytest.raises(MissingResultError, match="'invokeModel'"):
+        if how == "result":
+            await point.result(invoke_model_terminal)
+        else:
+            _ = [event async for event in point.run(invoke_model_terminal)]
+
+
+def test_what_changed_names_replaced_fields_and_lists_edited_in_place() -> None:
+    point = model_point(MiddlewareRegistry())
+    context = point.context
+    assert point.changed(context) == {}
+    other = ScriptedModel([])
+    choice: Any = {"any": {}}
+    replaced = context.replace(model=other, tool_choice=choice)
+    assert point.changed(replaced) == {"model": other, "tool_choice": choice}
+    context.messages.append({"role": "user", "content": [{"text": "more"}]})
+    assert set(point.changed(context)) == {"messages"}
+
+
+def test_a_field_added_to_a_context_is_covered_without_a_change_here() -> None:
+    @dataclasses.dataclass
+    class Wider(InvokeModelContext):
+        projected: int = 0
+        _bookkeeping: int = 0
+
+    assert public_fields(Wider)[-1] == "projected"
+    assert "_bookkeeping" not in public_fields(Wider)
+    base = model_point(MiddlewareRegistry()).context
+    wider = Wider(**{name: getattr(base, name) for name in public_fields(InvokeModelContext)})
+    handed = Handed(wider)
+    assert handed.changed(dataclasses.replace(wider, _bookkeeping=1)) == {}
+    assert handed.changed(dataclasses.replace(wider, projected=5)) == {"projected": 5}
+
+
+async def test_the_tool_point_copies_the_call_and_reports_a_call_edited_in_place() -> None:
+    call: Any = {"toolUseId": "t1", "name": "echo", "input": {"text": "a"}}
+    point = ToolStagePoint(
+        MiddlewareRegistry(),
+        agent="agent",
+        tool=None,
+        tool_use=call,
+        invocation_state={},
+        cancel_signal=threading.Event(),
+    )
+    context = point.context
+    assert context.tool_use == call and context.tool_use is not call
+    assert point.changed(context) == {}
+    context.tool_use["input"]["text"] = "b"
+    assert call["input"]["text"] == "a"
+    assert point.changed(context) == {"tool_use": context.tool_use}
+    result = await point.result(_echo)
+    assert result.tool_result["content"] == [{"text": "b"}]
+
+
+async def _echo(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+    text = context.tool_use["input"]["text"]
+    yield ToolResultEvent(
+        {
+            "toolUseId": context.tool_use["toolUseId"],
+            "status": "success",
+            "content": [{"text": text}],
+        }
+    )
+
+
+def test_a_tool_point_builds_a_hosts_own_context_class() -> None:
+    @dataclasses.dataclass
+    class HostContext(ExecuteToolContext):
+        _host: Any = None
+
+    point = ToolStagePoint(
+        MiddlewareRegistry(),
+        agent="agent",
+        tool=None,
+        tool_use={"toolUseId": "t1", "name": "echo", "input": {}},
+        invocation_state={},
+        cancel_signal=threading.Event(),
+        context_type=HostContext,
+        _host="host",
+    )
+    assert isinstance(point.context, HostContext)
+    assert getattr(point.context, "_host") == "host"  # noqa: B009
+    assert ExecuteToolStage.result_type is ToolResultEvent
