@@ -21,10 +21,11 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import itertools
 import logging
 import pkgutil
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,8 +175,8 @@ def host_facts() -> list[HostFacts]:
             facts.append(HostFacts(name, False, host.install, frozenset(), {}))
             continue
         harness = load_harness(name)
-        known = getattr(type(harness), "known_failures", None)
-        known = getattr(harness, "known_failures", known) or {}
+        # A class attribute of the harness, read with a default: a harness without one has none.
+        known: Mapping[str, str] = getattr(harness, "known_failures", None) or {}
         facts.append(
             HostFacts(name, True, host.install, frozenset(harness.capabilities), dict(known))
         )
@@ -258,7 +259,7 @@ def capability_meanings() -> dict[str, str]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ClassDef) and node.name == "Capability":
             body = node.body
-            for first, second in zip(body, body[1:]):
+            for first, second in itertools.pairwise(body):
                 if (
                     isinstance(first, ast.Assign)
                     and isinstance(first.targets[0], ast.Name)
@@ -380,12 +381,17 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     files.append(File.generated(config, MATRIX_PAGE, content=matrix_page(hosts, items)))
     for item in items:
         if files.get_file_from_path(f"{CATALOG_DIR}/{_kebab(item)}.md") is None:
-            log.warning("the catalog item %s has no page: write docs/%s/%s.md", item,
-                        CATALOG_DIR, _kebab(item))
+            log.warning(
+                "the catalog item %s has no page: write docs/%s/%s.md",
+                item,
+                CATALOG_DIR,
+                _kebab(item),
+            )
     for host in hosts:
         if files.get_file_from_path(f"hosts/{_host_page(host.name)}") is None:
-            log.warning("the host %s has no page: write docs/hosts/%s", host.name,
-                        _host_page(host.name))
+            log.warning(
+                "the host %s has no page: write docs/hosts/%s", host.name, _host_page(host.name)
+            )
     return files
 
 
@@ -396,14 +402,10 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     def replace(match: re.Match[str]) -> str:
         item = match["item"]
         if item not in _state["items"]:
-            log.warning("%s: supported-hosts marker names %s, not a catalog item",
-                        page.file.src_uri, item)
+            log.warning(
+                "%s: supported-hosts marker names %s, not a catalog item", page.file.src_uri, item
+            )
             return match[0]
         return supported_hosts_table(item, _state["hosts"], _state["items"])
 
     return _MARKER.sub(replace, markdown)
-
-
-def iter_markers(markdown: str) -> Iterator[str]:
-    """The items named by supported-hosts markers in ``markdown``."""
-    return (match["item"] for match in _MARKER.finditer(markdown))

@@ -1,4 +1,4 @@
-"""The strands host page (docs/hosts/strands.md) shows code that type-checks: the code in typings/."""
+"""The strands host page (docs/hosts/strands.md) shows the type-checked code in typings/."""
 
 from __future__ import annotations
 
