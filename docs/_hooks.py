@@ -8,7 +8,8 @@ hand and neither can drift from the code:
   mkdocstrings, and the nav's "API reference" entry becomes one entry per module.
 - **Support matrix.** Hosts by capabilities and hosts by catalog items, from the harnesses of
   ``strands_middleware.conformance.hosts.BUILT_IN_HOSTS``: each harness's ``capabilities`` and
-  its ``known_failures`` (clause id to reason; an empty mapping when a harness has none).
+  its ``known_failures`` (clause id to reason; an empty mapping when a harness has none); and
+  the conformance kit's clauses by host, from running the kit on every host.
 - **Supported hosts on a catalog page.** The marker ``<!-- supported-hosts: Item -->`` becomes
   the row of the matrix for that item.
 
@@ -253,6 +254,35 @@ def _stage_needs() -> dict[Any, Any]:
     return {AgentStreamStage: Capability.AGENT_STREAM}
 
 
+def conformance_reports(hosts: list[HostFacts]) -> list[Any]:
+    """The conformance kit run on every installed host, with the host's known failures."""
+    from strands_middleware.conformance import load_harness, run_conformance
+
+    # Clauses provoke failures on purpose, which hosts log; the table reports them instead.
+    silence = logging.NullHandler()
+    root = logging.getLogger()
+    root.addHandler(silence)
+    try:
+        return [
+            run_conformance(load_harness(host.name), known_failures=host.known_failures)
+            for host in hosts
+            if host.installed
+        ]
+    finally:
+        root.removeHandler(silence)
+
+
+_DOCS_CITE = re.compile(r'docs/(?P<page>[\w/.-]+\.md) "(?P<heading>[^"]+)"')
+
+
+def clause_table(reports: list[Any]) -> str:
+    """``make conformance``'s table of clauses by host, a cited page linked to it."""
+    from strands_middleware.conformance.runner import format_table
+
+    table = format_table(reports).split("\n\n", 1)[0]
+    return _DOCS_CITE.sub(lambda m: f"[{m['heading']}]({m['page']})", table) + "\n"
+
+
 def capability_meanings() -> dict[str, str]:
     """Each `Capability` member's docstring (the string under it in the source), by name."""
     source = _module_file(f"{PACKAGE}.conformance.harness").read_text(encoding="utf-8")
@@ -282,7 +312,7 @@ def item_support(stages: set[Any], host: HostFacts) -> str:
     return "yes" if not missing else f"no ({', '.join(missing)})"
 
 
-def matrix_page(hosts: list[HostFacts], items: dict[str, set[Any]]) -> str:
+def matrix_page(hosts: list[HostFacts], items: dict[str, set[Any]], clauses: str = "") -> str:
     from strands_middleware.conformance import Capability
 
     header = "| | " + " | ".join(f"[{h.name}](hosts/{_host_page(h.name)})" for h in hosts) + " |"
@@ -337,6 +367,18 @@ def matrix_page(hosts: list[HostFacts], items: dict[str, set[Any]]) -> str:
         lines.append(f"- **{host.name}**:")
         for clause_id, reason in sorted(host.known_failures.items()):
             lines.append(f"    - `{clause_id}`: {' '.join(reason.split())}")
+    if clauses:
+        lines += [
+            "",
+            "## Conformance clauses",
+            "",
+            "Every clause of the host conformance kit, run on every host when the site was built",
+            "(`make conformance` prints the same table), with the section of the contract it",
+            'checks. "n/a" is a clause about a capability the host does not declare, checked as',
+            "what an honest host without it does instead (it refuses such handlers).",
+            "",
+            clauses.rstrip("\n"),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -379,7 +421,8 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     files.append(File.generated(config, f"{API_DIR}/index.md", content=api_index(modules)))
     for name in modules:
         files.append(File.generated(config, api_path(name), content=api_page(name)))
-    files.append(File.generated(config, MATRIX_PAGE, content=matrix_page(hosts, items)))
+    clauses = clause_table(conformance_reports(hosts))
+    files.append(File.generated(config, MATRIX_PAGE, content=matrix_page(hosts, items, clauses)))
     for item in items:
         if files.get_file_from_path(f"{CATALOG_DIR}/{_kebab(item)}.md") is None:
             log.warning(

@@ -127,3 +127,25 @@ def test_each_capability_has_its_meaning_from_the_source(hooks: ModuleType) -> N
     meanings: dict[str, str] = hooks.capability_meanings()
     assert set(meanings) == {capability.name for capability in Capability}
     assert all(meanings.values())
+
+
+def test_the_clause_table_is_the_kit_table_with_cited_pages_linked(hooks: ModuleType) -> None:
+    from strands_middleware.conformance import CLAUSES
+    from strands_middleware.conformance.runner import ClauseResult, HostReport, Outcome
+
+    first = next(c for c in CLAUSES if c.cites[0].startswith("docs/"))
+    known = {first.id: "upstream does something else"}
+    reports = [
+        HostReport("alpha", (ClauseResult(first, Outcome.PASS),), {}),
+        HostReport("beta", (ClauseResult(first, Outcome.FAIL, "broke"),), known),
+    ]
+    table: str = hooks.clause_table(reports)
+    page, heading = first.cites[0].removeprefix("docs/").split(" ", 1)
+    assert table.splitlines()[0] == "| # | clause | cites | alpha | beta |"
+    assert table.splitlines()[2] == (
+        f"| 1 | `{first.id}` | [{heading.strip(chr(34))}]({page}) | pass | FAIL (known) |"
+    )
+    assert "broke" not in table  # the details below the kit's table stay out of the page
+    matrix: str = hooks.matrix_page([], {}, table)
+    assert "## Conformance clauses" in matrix
+    assert table.rstrip() in matrix
