@@ -1,7 +1,8 @@
 """Every Python block of README.md and docs/**/*.md type-checks (strict mypy, pyright) and runs.
 
 A reader copies the documentation's snippets into a project checked as strictly as this one, so
-they are held to the same bar as ``src/``. Each ```` ```python ```` block is a snippet; one that
+they are held to the same bar as ``src/``. Each ```` ```python ```` (or ```` ```py ````) block is a
+snippet; one that
 builds on the block before it (it uses names that block defined) says so with the HTML comment
 ``<!-- continues -->`` on the line just above its fence, and is checked together with it. Blocks
 that are not Python (shell commands, trees) use another fence (```` ```console ````, a bare
@@ -46,7 +47,9 @@ PYTHON_VERSION = "3.10"  # the oldest Python the package supports (requires-pyth
 CANARY_FILE = "canary.py"
 CANARY = 'count: int = "three"\n'
 
-_FENCE = re.compile(r"^```(?P<info>\S*)\s*$")
+# A fence's info string may carry attributes after the language (```python title="x.py").
+_FENCE = re.compile(r"^```(?P<info>[^\s`]*)(?:\s.*)?$")
+PYTHON_FENCES = ("python", "py")
 _HEADING = re.compile(r"^#+\s+(?P<title>.+?)\s*$")
 _MYPY_LINE = re.compile(
     r"^(?P<path>[^:\n]+\.py):(?P<line>\d+):(?:\d+:)? (?P<severity>error|note): (?P<message>.*)$"
@@ -114,7 +117,8 @@ def extract_snippets(markdown: str, source: str = "README.md") -> list[Snippet]:
                 following = number + 1
                 while following < len(lines) and lines[following].strip() in MARKERS:
                     following += 1
-                if following >= len(lines) or lines[following].strip() != "```python":
+                below = _FENCE.match(lines[following].strip()) if following < len(lines) else None
+                if below is None or below["info"] not in PYTHON_FENCES:
                     raise ValueError(
                         f"{source}:{number + 1}: {text.strip()} must sit on the line just above a "
                         "```python fence"
@@ -125,7 +129,7 @@ def extract_snippets(markdown: str, source: str = "README.md") -> list[Snippet]:
         end = body_start
         while end < len(lines) and lines[end].strip() != "```":
             end += 1
-        if fence["info"] == "python":
+        if fence["info"] in PYTHON_FENCES:
             markers = _markers_above(lines, number)
             continues = CONTINUES in markers
             if continues and not snippets:
@@ -450,6 +454,11 @@ def test_a_snippet_importing_a_package_not_installed_is_left_out() -> None:
     )
     assert imports_installed(present)
     assert not imports_installed(absent)
+
+
+def test_extraction_takes_py_fences_and_fences_with_attributes() -> None:
+    markdown = '```py\na = 1\n```\n```python title="b.py"\nb = 2\n```\n```pycon\n>>> 3\n```\n'
+    assert [snippet.code for snippet in extract_snippets(markdown)] == ["a = 1\n", "b = 2\n"]
 
 
 def test_extraction_skips_fences_that_are_not_python() -> None:
