@@ -1,19 +1,19 @@
 """Every Python block of README.md and docs/**/*.md type-checks (strict mypy, pyright) and runs.
 
 A reader copies the documentation's snippets into a project checked as strictly as this one, so
-they are held to the same bar as ``src/``. Each ```` ```python ```` (or ```` ```py ````) block is a
-snippet; one that builds on the block before it (it uses names that block defined) says so with
-the HTML comment ``<!-- continues -->`` on the line just above its fence, and is checked
-together with it. Blocks
-that are not Python (shell commands, trees) use another fence (```` ```console ````, a bare
-```` ``` ````) and are not checked. Pages added under docs/ are covered with no change here.
+they are held to the same bar as ``src/``. Each ```` ```python ```` (or ```` ```py ````) block is
+a snippet; one that builds on the block before it (it uses names that block defined) says so
+with the HTML comment ``<!-- continues -->`` on the line just above its fence, and is checked
+together with it. Blocks that are not Python (shell commands, trees) use another fence
+(```` ```console ````, a bare ```` ``` ````) and are not checked. Pages added under docs/ are
+covered with no change here.
 
 Every snippet is type-checked, and every snippet is run as a script (``__main__``, a fresh
 namespace each, in one process apart from pytest's, with a temporary folder as its working
-directory). A snippet that cannot run here (it talks to a server
-that is not there) opts out of running, not of checking, with ``<!-- no-run -->`` on a line just
-above its fence (with ``<!-- continues -->``, in either order); for a continued group the marker
-on its first block decides.
+directory). A snippet that cannot run here (it talks to a server that is not there) opts out of
+running, not of checking, with ``<!-- no-run -->`` on a line just above its fence (with
+``<!-- continues -->``, in either order); for a continued group the marker on its first block
+decides.
 
 Both checkers run once over all the snippets (one file per group), with the configuration a user
 gets from ``--strict`` alone, not this project's; a failure names the snippet by its file, lines
