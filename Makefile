@@ -47,7 +47,8 @@ demo: $(STAMP)
 # The documentation site, from docs/ and mkdocs.yml, into site/. --strict turns every warning
 # (a broken link, a missing reference, a docstring that fails to render, a catalog item or host
 # without a page) into a failed build. docs/_hooks.py generates the API reference and the
-# support matrix from the code.
+# support matrix (the hosts' declared capabilities and known failures, and the conformance kit
+# run on every host) from the code.
 export NO_MKDOCS_2_WARNING := 1
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --clean
