@@ -11,7 +11,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: test demo lint typecheck pytest bench install clean test-strands-floor redis-server \
-	test-py310 test-py312 test-py313 test-pydantic-ai-floor
+	test-py310 test-py312 test-py313 test-pydantic-ai-floor docs docs-serve check-wheel
 
 install: $(STAMP)
 
@@ -43,6 +43,34 @@ test: lint pytest typecheck
 
 demo: $(STAMP)
 	$(BIN)/python examples/quickstart.py
+
+# The documentation site, from docs/ and mkdocs.yml, into site/. --strict turns every warning
+# (a broken link, a missing reference, a docstring that fails to render, a catalog item or host
+# without a page) into a failed build. docs/_hooks.py generates the API reference and the
+# support matrix (the hosts' declared capabilities and known failures, and the conformance kit
+# run on every host) from the code.
+export NO_MKDOCS_2_WARNING := 1
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --clean
+
+docs-serve: $(STAMP)
+	$(BIN)/mkdocs serve
+
+# The release artefacts as a user gets them: build the wheel and the sdist, install the wheel in
+# a fresh venv (no source tree on the path: it runs from a temporary folder), import every public
+# module of the installed package and check that py.typed ships in the wheel.
+WHEEL_VENV := .venv-wheel-check
+check-wheel: $(STAMP)
+	rm -rf dist $(WHEEL_VENV)
+	$(UV) build --quiet --out-dir dist
+	$(UV) venv --quiet --no-python-downloads --python $(BIN)/python $(WHEEL_VENV)
+	$(UV) pip install --quiet --python $(WHEEL_VENV)/bin/python dist/*.whl
+	cd "$$(mktemp -d)" && $(CURDIR)/$(WHEEL_VENV)/bin/python -I $(CURDIR)/.ci/check_wheel.py \
+		$(CURDIR)/dist bare
+	$(UV) pip install --quiet --python $(WHEEL_VENV)/bin/python \
+		"$$(ls dist/*.whl)[strands,pydantic-ai,langchain,redis,otel]" pytest
+	cd "$$(mktemp -d)" && $(CURDIR)/$(WHEEL_VENV)/bin/python -I $(CURDIR)/.ci/check_wheel.py \
+		$(CURDIR)/dist extras
 
 # The venvs below are made by uv (pinned in the dev extra), which installs the dev extra in
 # seconds where pip's resolver can take most of an hour.
@@ -114,6 +142,6 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/bench_stores.py
 
 clean:
-	rm -rf .venv $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) $(LANGCHAIN_FLOOR_VENV) .venv-py310 .venv-py312 \
+	rm -rf .venv site dist $(WHEEL_VENV) $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) $(LANGCHAIN_FLOOR_VENV) .venv-py310 .venv-py312 \
 		.venv-py313 .mypy_cache .pytest_cache \
 		.ruff_cache

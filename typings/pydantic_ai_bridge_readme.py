@@ -1,7 +1,7 @@
-"""The README's "On a pydantic-ai Agent" snippet, verbatim: type-checked, and run by one test.
+"""The snippet of docs/hosts/pydantic-ai.md, verbatim: type-checked, and run by one test.
 
 Unlike the contract files beside it, this one is also run: ``tests/bridges/on_pydantic_ai/
-test_readme.py`` checks that the README still shows exactly this code, and runs it in a process
+test_readme.py`` checks that the page still shows exactly this code, and runs it in a process
 of its own (the snippet pauses a run, resumes it from JSON and prints the reply).
 """
 

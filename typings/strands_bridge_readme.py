@@ -1,6 +1,7 @@
-"""The README's "On a strands.Agent" snippet, verbatim: type-checked, never run.
+"""The snippet of docs/hosts/strands.md, verbatim: type-checked here, never run here.
 
-``tests/bridges/test_readme.py`` checks that the README still shows exactly this code.
+``tests/bridges/test_readme.py`` checks that the page still shows exactly this code (and
+``tests/test_doc_snippets.py`` runs the page's copy).
 """
 
 from strands import Agent, tool  # pyright: ignore[reportUnknownVariableType]

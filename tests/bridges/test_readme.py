@@ -1,4 +1,4 @@
-"""The README's bridge section shows code that type-checks: the code in typings/."""
+"""The strands host page (docs/hosts/strands.md) shows the type-checked code in typings/."""
 
 from __future__ import annotations
 
@@ -9,15 +9,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def bridge_section() -> str:
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("## On a strands.Agent")
-    return readme[start : readme.index("\n## ", start + 1)]
+    return (ROOT / "docs" / "hosts" / "strands.md").read_text()
 
 
 def test_every_snippet_of_the_bridge_section_is_in_the_type_checked_copy() -> None:
     snippets = re.findall(r"```python\n(.*?)```", bridge_section(), re.DOTALL)
     checked = (ROOT / "typings" / "strands_bridge_readme.py").read_text()
-    assert snippets, "the bridge section has no python snippet"
+    assert snippets, "the strands host page has no python snippet"
     assert [s for s in snippets if s not in checked] == []
 
 

@@ -1,4 +1,4 @@
-"""Every user error in the README's tables, the exact error it raises, and the state after it.
+"""Every user error in the tables of docs/concepts/errors.md: the error raised, the state after.
 
 Errors found before anything runs (registration, a bad prompt, a bad resume) leave the registry
 and the agent exactly as they were. Errors found while a run is under way (a chain that drops

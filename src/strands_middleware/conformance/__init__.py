@@ -10,7 +10,7 @@ A framework author writes one small `Harness` (build an agent of the framework f
   known failures``, and exits 0 unless a clause fails that the harness does not list in its
   ``known_failures``.
 
-Each clause is named for what it checks and cites the section of the spec, README or DESIGN
+Each clause is named for what it checks and cites the section of the spec, the docs or DESIGN
 that says so (`CLAUSES`). A harness declares the `Capability` values its host has; for one it
 does not declare, the clause checks what an honest host without it does instead (refuses such
 middleware at registration), so nothing is skipped in silence. The harnesses of this

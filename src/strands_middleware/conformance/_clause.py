@@ -53,7 +53,7 @@ class Clause:
     Attributes:
         id: The clause's name, saying what it checks.
         title: One sentence: what a conforming host does.
-        cites: Where the contract says so (spec, README and DESIGN sections, issues).
+        cites: Where the contract says so (spec, docs and DESIGN sections, issues).
         check: The check itself.
         needs: A capability the clause needs, or None.
         otherwise: What is checked instead when ``needs`` is not declared; None means there is

@@ -1,7 +1,7 @@
-"""The README's pydantic-ai section shows code that type-checks: the code in typings/.
+"""The pydantic-ai host page (docs/hosts/pydantic-ai.md) shows the code in typings/.
 
-Its snippet is fenced ``py`` (the README's ``python`` snippets are checked on Python 3.10 too,
-where pydantic-ai does not install), so this test holds it to the type-checked copy instead.
+tests/test_doc_snippets.py checks and runs the page's snippet where pydantic-ai is installed;
+this test also holds it to the copy in typings/, which ``make typecheck`` checks.
 """
 
 from __future__ import annotations
@@ -15,19 +15,17 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def bridge_section() -> str:
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("## On a pydantic-ai Agent")
-    return readme[start : readme.index("\n## ", start + 1)]
+    return (ROOT / "docs" / "hosts" / "pydantic-ai.md").read_text()
 
 
 def test_every_snippet_of_the_pydantic_ai_section_is_in_the_type_checked_copy() -> None:
-    snippets = re.findall(r"```py\n(.*?)```", bridge_section(), re.DOTALL)
+    snippets = re.findall(r"```python\n(.*?)```", bridge_section(), re.DOTALL)
     checked = (ROOT / "typings" / "pydantic_ai_bridge_readme.py").read_text()
-    assert snippets, "the pydantic-ai section has no py snippet"
+    assert snippets, "the pydantic-ai host page has no python snippet"
     assert [s for s in snippets if s not in checked] == []
 
 
-def test_the_readme_snippet_runs_and_resumes_from_json() -> None:
+def test_the_page_snippet_runs_and_resumes_from_json() -> None:
     # In a process of its own: pydantic-ai's run_sync leaves its event loop open.
     code = (
         "import runpy; print(runpy.run_path('typings/pydantic_ai_bridge_readme.py')['done'].output)"

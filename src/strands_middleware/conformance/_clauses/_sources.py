@@ -1,7 +1,8 @@
-"""Where the contract says what each clause checks: spec, README and DESIGN sections, issues.
+"""Where the contract says what each clause checks: spec, docs and DESIGN sections, issues.
 
-The spec is the behavioural spec the project implements (DESIGN names it); README and DESIGN
-sections are this project's own decisions on top of it.
+The spec is the behavioural spec the project implements (DESIGN names it); the documentation's
+pages (a page under docs/ and a heading on it) and DESIGN sections are this project's own
+decisions on top of it.
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ PER_CALL_MODEL = 'spec "Per-call model"'
 CONTEXT_TRANSFORMATION = 'spec "Context transformation"'
 GENERATOR_CLEANUP = 'spec "Generator cleanup"'
 
-# The README's sections.
-PHASES = 'README "Stages and phases"'
-HANDLER_SHAPES = 'README "The three handler shapes"'
-CLEANUP = 'README "Cleanup is part of the contract"'
-BUILT_IN_STAGES = 'README "The built-in stages"'
-HUMAN_IN_THE_LOOP = 'README "Human in the loop"'
-CATALOG = 'README "The catalog"'
-USER_ERRORS = 'README "Mistakes, and the state they leave"'
+# The documentation's pages: a page under docs/ and a heading on it.
+PHASES = 'docs/concepts/stages-and-phases.md "Stages and phases"'
+HANDLER_SHAPES = 'docs/concepts/custom-stages.md "The three handler shapes"'
+CLEANUP = 'docs/concepts/cleanup.md "Cleanup"'
+BUILT_IN_STAGES = 'docs/concepts/stages-and-phases.md "The built-in stages"'
+HUMAN_IN_THE_LOOP = 'docs/concepts/interrupts.md "Interrupts and resume"'
+CATALOG = 'docs/catalog/index.md "The catalog"'
+USER_ERRORS = 'docs/concepts/errors.md "Mistakes, and the state they leave"'
 
 # DESIGN.md's decisions.
 PHASE_ORDER = 'DESIGN "Normative semantics" 1'

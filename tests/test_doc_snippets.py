@@ -1,17 +1,25 @@
-"""Every Python snippet in README.md type-checks under mypy --strict and pyright (strict).
+"""Every Python block of README.md and docs/**/*.md type-checks (strict mypy, pyright) and runs.
 
-A reader copies the README's snippets into a project checked as strictly as this one, so they are
-held to the same bar as ``src/``. Each ```` ```python ```` block is a snippet; one that builds on
-the block before it (it uses names that block defined) says so with the HTML comment
-``<!-- continues -->`` on the line just above its fence, and is checked together with it. Blocks
-that are not Python (shell commands, trees) use another fence (```` ```console ````, a bare
-```` ``` ````) and are not checked. The snippets are type-checked, never run.
+A reader copies the documentation's snippets into a project checked as strictly as this one, so
+they are held to the same bar as ``src/``. Each ```` ```python ```` (or ```` ```py ````) block is
+a snippet; one that builds on the block before it (it uses names that block defined) says so
+with the HTML comment ``<!-- continues -->`` on the line just above its fence, and is checked
+together with it. Blocks that are not Python (shell commands, trees) use another fence
+(```` ```console ````, a bare ```` ``` ````) and are not checked. Pages added under docs/ are
+covered with no change here.
+
+Every snippet is type-checked, and every snippet is run as a script (``__main__``, a fresh
+namespace each, in one process apart from pytest's, with a temporary folder as its working
+directory). A snippet that cannot run here (it talks to a server that is not there) opts out of
+running, not of checking, with ``<!-- no-run -->`` on a line just above its fence (with
+``<!-- continues -->``, in either order); for a continued group the marker on its first block
+decides.
 
 Both checkers run once over all the snippets (one file per group), with the configuration a user
-gets from ``--strict`` alone, not this project's; a failure names the snippet by its README lines
-and section, and quotes the checker with the line mapped back to README.md. A snippet importing
-a framework not installed here (pydantic-ai needs Python 3.11) is left out of the run on that
-Python, as the bridge's own tests are.
+gets from ``--strict`` alone, not this project's; a failure names the snippet by its file, lines
+and section, and quotes the checker with the line mapped back to the Markdown file. A snippet
+importing a framework not installed here (pydantic-ai needs Python 3.11) is left out of the run
+on that Python, as the bridge's own tests are.
 """
 
 from __future__ import annotations
@@ -26,9 +34,13 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 BIN = Path(sys.executable).parent
 CONTINUES = "<!-- continues -->"
+NO_RUN = "<!-- no-run -->"
+MARKERS = (CONTINUES, NO_RUN)
+RUN_TIMEOUT = 60  # seconds, per snippet
 PYTHON_VERSION = "3.10"  # the oldest Python the package supports (requires-python)
 
 # A file checked beside the snippets, with one certain error, so that a checker that checks
@@ -36,7 +48,9 @@ PYTHON_VERSION = "3.10"  # the oldest Python the package supports (requires-pyth
 CANARY_FILE = "canary.py"
 CANARY = 'count: int = "three"\n'
 
-_FENCE = re.compile(r"^```(?P<info>\S*)\s*$")
+# A fence's info string may carry attributes after the language (```python title="x.py").
+_FENCE = re.compile(r"^```(?P<info>[^\s`]*)(?:\s.*)?$")
+PYTHON_FENCES = ("python", "py")
 _HEADING = re.compile(r"^#+\s+(?P<title>.+?)\s*$")
 _MYPY_LINE = re.compile(
     r"^(?P<path>[^:\n]+\.py):(?P<line>\d+):(?:\d+:)? (?P<severity>error|note): (?P<message>.*)$"
@@ -45,36 +59,49 @@ _MYPY_LINE = re.compile(
 
 @dataclass
 class Snippet:
-    """A group of README blocks checked as one file: a block and those that continue it."""
+    """A group of Markdown blocks checked as one file: a block and those that continue it."""
 
     first_line: int
     last_line: int
     section: str
+    source: str = "README.md"
+    runs: bool = True
     code_lines: list[str] = field(default_factory=list[str])
-    # README.md's line number for each line of the code, to report errors where a reader sees them.
+    # The Markdown file's line for each line of the code, to report errors where a reader sees them.
     readme_lines: list[int] = field(default_factory=list[int])
 
     @property
     def name(self) -> str:
-        return f"README.md:{self.first_line}-{self.last_line} ({self.section})"
+        return f"{self.source}:{self.first_line}-{self.last_line} ({self.section})"
 
     @property
     def code(self) -> str:
         return "".join(f"{line}\n" for line in self.code_lines)
 
     def readme_line(self, file_line: int) -> int:
-        """The README line of the snippet file's 1-based ``file_line``."""
+        """The Markdown line of the snippet file's 1-based ``file_line``."""
         if 1 <= file_line <= len(self.readme_lines):
             return self.readme_lines[file_line - 1]
         return self.first_line
 
 
-def extract_snippets(markdown: str) -> list[Snippet]:
+def _markers_above(lines: list[str], fence: int) -> set[str]:
+    """The markers on the lines just above the fence at index ``fence``."""
+    found: set[str] = set()
+    number = fence - 1
+    while number >= 0 and lines[number].strip() in MARKERS:
+        found.add(lines[number].strip())
+        number -= 1
+    return found
+
+
+def extract_snippets(markdown: str, source: str = "README.md") -> list[Snippet]:
     """The ```` ```python ```` blocks of ``markdown``, a continued block joined to the one before.
 
     Raises:
-        ValueError: a ``<!-- continues -->`` marker is not directly above a Python fence, or sits
-            above the first Python block (there is nothing for it to continue).
+        ValueError: a ``<!-- continues -->`` or ``<!-- no-run -->`` marker is not directly above
+            a Python fence, or ``<!-- continues -->`` sits above the first Python block (there is
+            nothing for it to continue).
     """
     lines = markdown.splitlines()
     snippets: list[Snippet] = []
@@ -87,11 +114,14 @@ def extract_snippets(markdown: str) -> list[Snippet]:
             heading = _HEADING.match(text)
             if heading is not None:
                 section = heading["title"]
-            if text.strip() == CONTINUES:
-                following = lines[number + 1] if number + 1 < len(lines) else ""
-                if following.strip() != "```python":
+            if text.strip() in MARKERS:
+                following = number + 1
+                while following < len(lines) and lines[following].strip() in MARKERS:
+                    following += 1
+                below = _FENCE.match(lines[following].strip()) if following < len(lines) else None
+                if below is None or below["info"] not in PYTHON_FENCES:
                     raise ValueError(
-                        f"README.md:{number + 1}: {CONTINUES} must sit on the line just above a "
+                        f"{source}:{number + 1}: {text.strip()} must sit on the line just above a "
                         "```python fence"
                     )
             number += 1
@@ -100,24 +130,44 @@ def extract_snippets(markdown: str) -> list[Snippet]:
         end = body_start
         while end < len(lines) and lines[end].strip() != "```":
             end += 1
-        if fence["info"] == "python":
-            continues = number > 0 and lines[number - 1].strip() == CONTINUES
+        if fence["info"] in PYTHON_FENCES:
+            markers = _markers_above(lines, number)
+            continues = CONTINUES in markers
             if continues and not snippets:
                 raise ValueError(
-                    f"README.md:{number}: {CONTINUES} above the first Python block: there is no "
+                    f"{source}:{number}: {CONTINUES} above the first Python block: there is no "
                     "block before it to continue"
                 )
             if continues:
                 snippet = snippets[-1]
                 snippet.last_line = end + 1
             else:
-                snippet = Snippet(first_line=number + 1, last_line=end + 1, section=section)
+                snippet = Snippet(
+                    first_line=number + 1,
+                    last_line=end + 1,
+                    section=section,
+                    source=source,
+                    runs=NO_RUN not in markers,
+                )
                 snippets.append(snippet)
             for body_line in range(body_start, end):
                 snippet.code_lines.append(lines[body_line])
                 snippet.readme_lines.append(body_line + 1)
         number = end + 1
     return snippets
+
+
+def documentation_files() -> list[Path]:
+    """README.md and every Markdown page under docs/, in a stable order."""
+    return [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+
+
+def all_snippets() -> list[Snippet]:
+    found: list[Snippet] = []
+    for path in documentation_files():
+        source = path.relative_to(ROOT).as_posix()
+        found.extend(extract_snippets(path.read_text(encoding="utf-8"), source))
+    return found
 
 
 _IMPORTED = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)", re.MULTILINE)
@@ -129,7 +179,7 @@ def imports_installed(snippet: Snippet) -> bool:
     return all(importlib.util.find_spec(name) is not None for name in names)
 
 
-SNIPPETS = [s for s in extract_snippets(README.read_text(encoding="utf-8")) if imports_installed(s)]
+SNIPPETS = [s for s in all_snippets() if imports_installed(s)]
 
 
 def _file_name(index: int) -> str:
@@ -239,6 +289,63 @@ def _pyright_diagnostics(stdout: str) -> dict[str, list[str]]:
     return found
 
 
+# Runs each snippet file named on its command line as a script (``runpy``, ``__main__``), each in
+# a fresh namespace and under an alarm, and prints one JSON object: file name to the traceback of
+# its failure, or null. One process for all: the libraries are imported once, not per snippet.
+RUNNER = f"""
+import json, runpy, signal, sys, traceback
+
+def timed_out(signum, frame):
+    raise TimeoutError("the snippet ran longer than {RUN_TIMEOUT} s")
+
+signal.signal(signal.SIGALRM, timed_out)
+outcome = {{}}
+for name in sys.argv[1:]:
+    signal.alarm({RUN_TIMEOUT})
+    try:
+        runpy.run_path(name, run_name="__main__")
+        outcome[name] = None
+    except BaseException:
+        outcome[name] = traceback.format_exc()
+    finally:
+        signal.alarm(0)
+sys.stdout.flush()
+sys.stderr.write("\\n" + json.dumps(outcome) + "\\n")
+"""
+# A snippet that must fail when run, so that a runner that runs nothing fails the suite.
+FAILING_FILE = "failing.py"
+FAILING = 'raise RuntimeError("this snippet fails on purpose")\n'
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str | None]:
+    """Each runnable snippet's failure (its traceback), or None when it ran to its end."""
+    directory = tmp_path_factory.mktemp("doc_snippets_run")
+    files: list[str] = []
+    for index, snippet in enumerate(SNIPPETS):
+        if snippet.runs:
+            (directory / _file_name(index)).write_text(snippet.code, encoding="utf-8")
+            files.append(_file_name(index))
+    (directory / FAILING_FILE).write_text(FAILING, encoding="utf-8")
+    files.append(FAILING_FILE)
+    completed = subprocess.run(
+        [sys.executable, "-c", RUNNER, *files],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=RUN_TIMEOUT * len(files) + 60,
+    )
+    # The outcome is the runner's last line on stderr: snippets may print to either stream.
+    last = completed.stderr.strip().splitlines()[-1] if completed.stderr.strip() else ""
+    assert last.startswith("{"), (
+        f"the snippet runner stopped early (exit status {completed.returncode}):\n"
+        f"{completed.stdout[-2000:]}\n{completed.stderr[-4000:]}"
+    )
+    outcome: dict[str, str | None] = json.loads(last)
+    return outcome
+
+
 @pytest.fixture(scope="module")
 def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CheckerRun]:
     """Both checkers' findings over every snippet (and the canary), from one run of each."""
@@ -262,23 +369,24 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CheckerRun]:
 
 
 def _readable(snippet: Snippet, diagnostics: list[str]) -> str:
-    """The checker's lines with each file line number replaced by README.md's."""
+    """The checker's lines with each file line number replaced by the Markdown file's."""
     lines: list[str] = []
     for diagnostic in diagnostics:
         file_line, _, rest = diagnostic.partition(": ")
-        lines.append(f"  README.md:{snippet.readme_line(int(file_line))}: {rest}")
+        lines.append(f"  {snippet.source}:{snippet.readme_line(int(file_line))}: {rest}")
     return "\n".join(lines)
 
 
 def test_readme_has_python_snippets_to_check() -> None:
-    assert len(SNIPPETS) >= 5, f"found only {len(SNIPPETS)} ```python blocks in README.md"
+    assert len(SNIPPETS) >= 5, f"found only {len(SNIPPETS)} ```python blocks in the docs"
+    pages = {snippet.source for snippet in SNIPPETS}
+    assert "README.md" in pages, "README.md has no ```python block"
+    assert any(page.startswith("docs/") for page in pages), "no page under docs/ has one"
 
 
 @pytest.mark.parametrize("checker", ["mypy", "pyright"])
 @pytest.mark.parametrize("index", range(len(SNIPPETS)), ids=[snippet.name for snippet in SNIPPETS])
-def test_readme_snippet_type_checks(
-    checked: dict[str, CheckerRun], checker: str, index: int
-) -> None:
+def test_doc_snippet_type_checks(checked: dict[str, CheckerRun], checker: str, index: int) -> None:
     snippet = SNIPPETS[index]
     diagnostics = checked[checker].about(_file_name(index))
     assert not diagnostics, (
@@ -294,6 +402,23 @@ def test_checker_reports_an_error_in_a_broken_snippet(
     run = checked[checker]
     assert any("error" in line for line in run.about(CANARY_FILE)), (
         f"{checker} did not report the error in {CANARY!r}, so it checked nothing:\n{run.output}"
+    )
+
+
+RUNNABLE = [index for index, snippet in enumerate(SNIPPETS) if snippet.runs]
+
+
+@pytest.mark.parametrize("index", RUNNABLE, ids=[SNIPPETS[i].name for i in RUNNABLE])
+def test_doc_snippet_runs(ran: dict[str, str | None], index: int) -> None:
+    snippet = SNIPPETS[index]
+    failure = ran[_file_name(index)]
+    assert failure is None, f"the snippet at {snippet.name} failed when run:\n{failure}"
+
+
+def test_runner_reports_a_snippet_that_fails(ran: dict[str, str | None]) -> None:
+    failure = ran[FAILING_FILE]
+    assert failure is not None and "fails on purpose" in failure, (
+        f"the runner did not report the failing snippet, so it ran nothing: {failure!r}"
     )
 
 
@@ -332,6 +457,11 @@ def test_a_snippet_importing_a_package_not_installed_is_left_out() -> None:
     assert not imports_installed(absent)
 
 
+def test_extraction_takes_py_fences_and_fences_with_attributes() -> None:
+    markdown = '```py\na = 1\n```\n```python title="b.py"\nb = 2\n```\n```pycon\n>>> 3\n```\n'
+    assert [snippet.code for snippet in extract_snippets(markdown)] == ["a = 1\n", "b = 2\n"]
+
+
 def test_extraction_skips_fences_that_are_not_python() -> None:
     markdown = "```console\nmake test\n```\n```\nsrc/\n```\n```python\nok = True\n```\n"
     (only,) = extract_snippets(markdown)
@@ -341,6 +471,41 @@ def test_extraction_skips_fences_that_are_not_python() -> None:
 def test_extraction_refuses_a_continues_marker_with_no_python_block_below() -> None:
     with pytest.raises(ValueError, match="just above a ```python fence"):
         extract_snippets(f"```python\nx = 1\n```\n{CONTINUES}\n\n```python\ny = x\n```\n")
+
+
+def test_a_no_run_marker_keeps_the_group_checked_but_not_run() -> None:
+    markdown = "\n".join(
+        [
+            NO_RUN,
+            "```python",
+            "x = 1",
+            "```",
+            NO_RUN,
+            CONTINUES,
+            "```python",
+            "y = x",
+            "```",
+            "```python",
+            "z = 2",
+            "```",
+        ]
+    )
+    first, second = extract_snippets(markdown, "docs/page.md")
+    assert (first.runs, first.code) == (False, "x = 1\ny = x\n")
+    assert first.name == "docs/page.md:2-9 (top)"
+    assert (second.runs, second.code) == (True, "z = 2\n")
+
+
+def test_extraction_refuses_a_no_run_marker_with_no_python_block_below() -> None:
+    with pytest.raises(ValueError, match=re.escape("docs/x.md:1: <!-- no-run --> must sit")):
+        extract_snippets(f"{NO_RUN}\n```console\nmake\n```\n", "docs/x.md")
+
+
+def test_every_docs_page_is_scanned() -> None:
+    pages = documentation_files()
+    assert pages[0].name == "README.md"
+    assert all(page.suffix == ".md" for page in pages)
+    assert {p.relative_to(DOCS).as_posix() for p in pages[1:]} >= {"index.md", "getting-started.md"}
 
 
 def test_extraction_refuses_a_continues_marker_above_the_first_block() -> None:
