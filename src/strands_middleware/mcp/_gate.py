@@ -128,6 +128,7 @@ class ToolGate(MiddlewareHostMixin):
                 ExecuteToolStage; nothing is registered.
         """
         self._specs: dict[str, ToolSpec] = {}
+        self._output_schemas: dict[str, dict[str, Any]] = {}
         # One dict for every call through this gate: what the catalog's invocation-scoped items
         # (CallLimit, UsageBudget) count per invocation, they count per gate here.
         self.invocation_state: dict[str, Any] = {}
@@ -138,6 +139,7 @@ class ToolGate(MiddlewareHostMixin):
     def forget_tools(self) -> None:
         """Drop the cached tool specs: call it when the server's tool list changes."""
         self._specs.clear()
+        self._output_schemas.clear()
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -236,7 +238,11 @@ class ToolGate(MiddlewareHostMixin):
                 "status": "error",
                 "content": [{"text": named}],
             }
-        return (call_tool_result(answer),)
+        mapped = call_tool_result(answer)
+        schema = self._output_schemas.get(call.tool_use["name"])
+        if schema is not None and not mapped.is_error and mapped.structured_content is None:
+            mapped.structured_content = _structured(mapped, schema)
+        return (mapped,)
 
     async def _spec(self, call: _Call) -> ToolSpec | None:
         name = call.tool_use["name"]
@@ -249,6 +255,7 @@ class ToolGate(MiddlewareHostMixin):
     async def _list_tools(self, call: _Call) -> None:
         """Read the server's tool list through its own ``tools/list`` handler."""
         specs: dict[str, ToolSpec] = {}
+        schemas: dict[str, dict[str, Any]] = {}
         cursor: str | None = None
         while True:
             params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
@@ -257,10 +264,14 @@ class ToolGate(MiddlewareHostMixin):
             )
             page = types.ListToolsResult.model_validate(_wire(listed))
             specs.update((tool.name, tool_spec(tool)) for tool in page.tools)
+            schemas.update(
+                (tool.name, tool.output_schema) for tool in page.tools if tool.output_schema
+            )
             cursor = page.next_cursor
             if not cursor:
                 break
         self._specs = specs
+        self._output_schemas = schemas
 
     def _input_required(self, call: _Call, asked: list[Interrupt]) -> HandlerResult:
         state = f"{_STATE_PREFIX}{secrets.token_urlsafe(24)}"
@@ -313,6 +324,30 @@ class _ServerTool:
         # "unchanged" is checked against.
         self.answer = (wire, tool_result(tool_use["toolUseId"], parsed))
         yield ToolResultEvent(tool_result(tool_use["toolUseId"], parsed))
+
+
+def _structured(result: types.CallToolResult, schema: dict[str, Any]) -> Any:
+    """Structured content for a rewritten answer to a tool with an output schema, or None.
+
+    Clients refuse a successful result without it. A handler's answer that is one text block
+    gives it: JSON text holding an object is that object; other text fills the schema's one
+    string property (the shape SDK servers give a tool returning a string).
+    """
+    texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+    if len(texts) != 1:
+        return None
+    try:
+        value = json.loads(texts[0])
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    properties = cast("dict[str, Any]", schema.get("properties") or {})
+    if len(properties) == 1:
+        ((key, spec),) = properties.items()
+        if isinstance(spec, dict) and cast("dict[str, Any]", spec).get("type") == "string":
+            return {key: texts[0]}
+    return None
 
 
 def _wire(result: HandlerResult) -> dict[str, Any]:
