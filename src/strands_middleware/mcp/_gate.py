@@ -258,7 +258,11 @@ class ToolGate(MiddlewareHostMixin):
         schemas: dict[str, dict[str, Any]] = {}
         cursor: str | None = None
         while True:
-            params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
+            # The request's _meta goes along: on the 2026-07-28 protocol it carries the envelope
+            # (protocol version, client capabilities) every request must have.
+            params: dict[str, Any] = {k: v for k, v in call.params.items() if k == "_meta"}
+            if cursor is not None:
+                params["cursor"] = cursor
             listed = await call.call_next(
                 dataclasses.replace(call.ctx, method="tools/list", params=params)
             )

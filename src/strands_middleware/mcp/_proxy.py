@@ -195,19 +195,21 @@ class McpProxy:
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         session = await self._session(ctx)
-        return await self._forward(session, session.list_tools(params=params), "tools/list")
+        return await self._forward(session, session.list_tools(params=_page(params)), "tools/list")
 
     async def _list_resources(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         session = await self._session(ctx)
-        return await self._forward(session, session.list_resources(params=params), "resources/list")
+        return await self._forward(
+            session, session.list_resources(params=_page(params)), "resources/list"
+        )
 
     async def _list_resource_templates(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         session = await self._session(ctx)
-        listed = session.list_resource_templates(params=params)
+        listed = session.list_resource_templates(params=_page(params))
         return await self._forward(session, listed, "resources/templates/list")
 
     async def _read_resource(
@@ -220,7 +222,9 @@ class McpProxy:
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         session = await self._session(ctx)
-        return await self._forward(session, session.list_prompts(params=params), "prompts/list")
+        return await self._forward(
+            session, session.list_prompts(params=_page(params)), "prompts/list"
+        )
 
     async def _get_prompt(
         self, ctx: Ctx, params: types.GetPromptRequestParams
@@ -283,6 +287,17 @@ def _notifications(init: Any) -> NotificationOptions:
         resources_changed=bool(caps.resources and caps.resources.list_changed),
         prompts_changed=bool(caps.prompts and caps.prompts.list_changed),
     )
+
+
+def _page(params: types.PaginatedRequestParams | None) -> types.PaginatedRequestParams | None:
+    """The page a list asks for, without the client's ``_meta``.
+
+    The upstream connection has its own protocol version; a 2026-07-28 client's envelope in
+    ``_meta`` would make a handshake-era upstream refuse the request.
+    """
+    if params is None or params.cursor is None:
+        return None
+    return types.PaginatedRequestParams(cursor=params.cursor)
 
 
 def _error(text: str) -> types.CallToolResult:
