@@ -35,13 +35,17 @@ def start_proxy(tmp_path: Path, call_log: Path, started_pids: list[int]) -> Star
 
     @asynccontextmanager
     async def start(
-        *middleware: str, extra: list[str] | None = None, upstream: list[str] | None = None
+        *middleware: str,
+        extra: list[str] | None = None,
+        upstream: list[str] | None = None,
+        argv: list[str] | None = None,
     ) -> AsyncIterator[McpProcess]:
         nonlocal count
         count += 1
-        argv = proxy_command(*middleware, upstream=upstream)
-        if extra:
-            argv[4:4] = extra  # options go before the "--"
+        if argv is None:
+            argv = proxy_command(*middleware, upstream=upstream)
+            if extra:
+                argv[4:4] = extra  # options go before the "--"
         env = environment(UPSTREAM_CALL_LOG=str(call_log))
         async with mcp_process(argv, tmp_path / f"proxy-{count}.stderr", env) as process:
             started_pids.append(process.pid)

@@ -3,17 +3,17 @@ behind it, and a real ``mcp.ClientSession`` in front."""
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-
 from mcp import ClientSession, types
 
 from .conftest import StartProxy, calls
-from .processes import UPSTREAM, alive, environment, mcp_process, text_of
+from .processes import PROXY, UPSTREAM, alive, environment, mcp_process, text_of
 
 
 def _wire(model: Any) -> Any:
@@ -221,3 +221,45 @@ async def test_model_middleware_is_refused_at_start(tmp_path: Path) -> None:
             status = await proxy.process.wait()
     assert status == 2
     assert "sees tool calls only" in proxy.stderr()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+async def _wait_for_port(port: int, process: Any) -> None:
+    with anyio.fail_after(30):
+        while True:
+            assert process.returncode is None, "the HTTP proxy exited"
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.1)
+                continue
+            await stream.aclose()
+            return
+
+
+async def test_a_proxy_serving_http_is_another_proxys_upstream_url(
+    start_proxy: StartProxy, call_log: Path
+) -> None:
+    port = _free_port()
+    async with start_proxy(
+        "tests.mcp.gates:double_a", extra=["--http", f"127.0.0.1:{port}"]
+    ) as http_proxy:
+        await _wait_for_port(port, http_proxy.process)
+        url = f"http://127.0.0.1:{port}/mcp"
+        argv = [*PROXY, "--middleware", "tests.mcp.gates:shout", "--upstream-url", url]
+        async with (
+            start_proxy(argv=argv) as proxy,
+            ClientSession(proxy.read, proxy.write) as client,
+        ):
+            await client.initialize()
+            added = await client.call_tool("add", {"a": 2, "b": 3})  # doubled by the HTTP proxy
+            echoed = await client.call_tool("echo", {"text": "over http"})  # shouted by this one
+    assert added.structured_content == {"sum": 7}
+    assert text_of(echoed) == "OVER HTTP"
+    assert calls(call_log) == ["add", "echo"]

@@ -341,11 +341,11 @@ def _structured(result: types.CallToolResult, schema: dict[str, Any]) -> Any:
     if len(texts) != 1:
         return None
     try:
-        value = json.loads(texts[0])
+        value: object = json.loads(texts[0])
     except ValueError:
         value = None
     if isinstance(value, dict):
-        return value
+        return cast("dict[str, Any]", value)
     properties = cast("dict[str, Any]", schema.get("properties") or {})
     if len(properties) == 1:
         ((key, spec),) = properties.items()
