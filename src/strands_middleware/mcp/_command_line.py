@@ -19,8 +19,6 @@ import anyio
 
 from ..engine.stage import Middleware
 from ..exceptions import UnsupportedStageError
-from ._proxy import McpProxy
-from ._upstream import UpstreamUnavailableError
 
 __all__ = ["main"]
 
@@ -85,6 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail("name the upstream once: either -- COMMAND [ARG ...] or --upstream-url URL")
     address = _address(options.http) if options.http else None
     middleware = [item for reference in options.middleware for item in _load(reference)]
+    # Imported here, after the arguments are checked: a mistake in them is reported without
+    # waiting for the MCP server stack to load.
+    from ._proxy import McpProxy
+    from ._upstream import UpstreamUnavailableError
+
     try:
         proxy = McpProxy(
             *middleware,

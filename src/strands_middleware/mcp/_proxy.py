@@ -9,8 +9,9 @@ an MCP error naming the upstream, and the proxy keeps serving.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Generator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar, cast
 
 import anyio
 import pydantic
@@ -82,29 +83,38 @@ class McpProxy:
         self._client: Any = None  # the client's session, for notifications from the upstream
 
     async def serve_stdio(self) -> None:
-        """Serve MCP on this process's stdin and stdout until the client leaves."""
-        async with anyio.create_task_group() as group:
-            server = await self._start(group)
-            async with stdio_server() as (read, write):
-                await server.run(
-                    read,
-                    write,
-                    server.create_initialization_options(
-                        _notifications(self.upstream.initialize_result)
-                    ),
+        """Serve MCP on this process's stdin and stdout until the client leaves.
+
+        Raises:
+            UpstreamUnavailableError: the upstream could not be started (or reached).
+        """
+        with _unwrapped():
+            async with anyio.create_task_group() as group:
+                server = await self._start(group)
+                options = server.create_initialization_options(
+                    _notifications(self.upstream.initialize_result)
                 )
-            group.cancel_scope.cancel()
+                async with stdio_server() as (read, write):
+                    await server.run(read, write, options)
+                group.cancel_scope.cancel()
 
     async def serve_http(self, host: str, port: int) -> None:
-        """Serve streamable HTTP on ``http://host:port/mcp`` until cancelled."""
+        """Serve streamable HTTP on ``http://host:port/mcp`` until cancelled.
+
+        Raises:
+            UpstreamUnavailableError: the upstream could not be started (or reached).
+        """
         import uvicorn
 
-        async with anyio.create_task_group() as group:
-            server = await self._start(group)
-            app = server.streamable_http_app(host=host)
-            config = uvicorn.Config(app, host=host, port=port, lifespan="on", log_level="warning")
-            await uvicorn.Server(config).serve()
-            group.cancel_scope.cancel()
+        with _unwrapped():
+            async with anyio.create_task_group() as group:
+                server = await self._start(group)
+                app = server.streamable_http_app(host=host)
+                config = uvicorn.Config(
+                    app, host=host, port=port, lifespan="on", log_level="warning"
+                )
+                await uvicorn.Server(config).serve()
+                group.cancel_scope.cancel()
 
     async def _start(self, group: anyio.abc.TaskGroup) -> Server[Any]:
         """Connect the upstream, then build a server offering what it offers."""
@@ -277,6 +287,23 @@ class McpProxy:
             await client.send_prompt_list_changed()
         elif isinstance(message, types.ResourceUpdatedNotification) and client is not None:
             await client.send_resource_updated(message.params.uri)
+
+
+@contextmanager
+def _unwrapped() -> Generator[None, None, None]:
+    """Raise an upstream failure itself, not the exception group the task group wraps it in."""
+    try:
+        yield
+    except Exception as error:
+        inner: BaseException = error
+        while True:
+            members = getattr(inner, "exceptions", None)
+            if not isinstance(members, tuple) or len(cast("tuple[object, ...]", members)) != 1:
+                break
+            inner = cast("tuple[BaseException, ...]", members)[0]
+        if isinstance(inner, UpstreamUnavailableError) and inner is not error:
+            raise inner from None
+        raise
 
 
 def _notifications(init: Any) -> NotificationOptions:

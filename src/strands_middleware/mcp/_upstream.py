@@ -103,6 +103,11 @@ class Upstream:
                 _logger.warning("%s ended; restarting it", self)
             except Exception as error:
                 self._failure = _describe(error)
+                if "Connection closed" in self._failure:
+                    self._failure = (
+                        "it closed the connection before answering (the process exited, or it "
+                        "is not an MCP server); its stderr says more"
+                    )
                 if not started:
                     raise UpstreamUnavailableError(
                         f"{self} could not be started: {self._failure}"
