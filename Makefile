@@ -88,14 +88,15 @@ test-langchain-floor: $(STAMP) redis-server
 		-k "langchain or LangChain"
 
 # The MCP gateway against the oldest mcp SDK it supports (make test has the newest the dev extra
-# resolves), in a venv of its own holding only the mcp extra and the test runner: its tests only.
+# resolves), in a venv of its own holding the mcp and redis extras and the test runner: its
+# tests only.
 MCP_FLOOR := 2.0.0
 MCP_FLOOR_VENV := .venv-mcp-floor
 
 .PHONY: test-mcp-floor
-test-mcp-floor: $(STAMP)
+test-mcp-floor: $(STAMP) redis-server
 	$(UV) venv --quiet --allow-existing --no-python-downloads --python $(BIN)/python $(MCP_FLOOR_VENV)
-	$(UV) pip install --quiet --python $(MCP_FLOOR_VENV)/bin/python -e ".[mcp]" \
+	$(UV) pip install --quiet --python $(MCP_FLOOR_VENV)/bin/python -e ".[mcp,redis]" \
 		"mcp==$(MCP_FLOOR)" pytest==9.2.0 pytest-asyncio==1.5.0
 	$(MCP_FLOOR_VENV)/bin/pytest tests/mcp
 

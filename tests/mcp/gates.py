@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncGenerator
 
 from strands_middleware import ExecuteToolStage
-from strands_middleware.catalog import ToolApproval, ToolMock
+from strands_middleware.catalog import RateLimit, ToolApproval, ToolMock
 from strands_middleware.engine.stage import Middleware
 from strands_middleware.events import ToolResultEvent, TypedEvent
 from strands_middleware.stages.execute_tool import ExecuteToolContext
+from strands_middleware.stores.redis import RedisStore
 
 approval = ToolApproval(tools=["delete_file"])
 
@@ -53,3 +55,13 @@ def mocked() -> list[Middleware[object, object, object]]:
 
 
 not_middleware = 42
+
+
+def shared_rate() -> list[Middleware[object, object, object]]:
+    """One tool call a minute across every proxy naming this bucket, in the Redis at
+    ``GATEWAY_REDIS_URL``."""
+    store = RedisStore.from_url(
+        os.environ["GATEWAY_REDIS_URL"], prefix=os.environ["GATEWAY_PREFIX"]
+    )
+    limit = RateLimit(ExecuteToolStage, rate=1 / 60, burst=1, store=store, name="shared-tools")
+    return list(limit)  # type: ignore[arg-type]
