@@ -52,6 +52,7 @@ async def test_approval_is_asked_through_elicitation(
         _accept(decision="deny", message="not that one"),
         types.ElicitResult(action="decline"),
         types.ElicitResult(action="cancel"),
+        _accept(colour="green"),
     )
     async with (
         start_proxy("tests.mcp.gates:approval") as proxy,
@@ -63,6 +64,10 @@ async def test_approval_is_asked_through_elicitation(
         declined = await client.call_tool("delete_file", {"path": "c.txt"})
         cancelled = await client.call_tool("delete_file", {"path": "d.txt"})
         ungated = await client.call_tool("echo", {"text": "free"})
+        # The upstream's own elicitation reaches the client's user through the proxy.
+        asked_upstream = await client.call_tool("favourite", {})
+    assert text_of(asked_upstream) == "colour: green"
+    assert user.asked[4].message == "Your favourite colour?"
     assert text_of(approved) == "deleted a.txt" and not approved.is_error
     assert denied.is_error and "not that one" in text_of(denied)
     for refused in (declined, cancelled):
@@ -71,7 +76,7 @@ async def test_approval_is_asked_through_elicitation(
         assert "Approval was required" in text_of(refused)
     assert text_of(ungated) == "free"
     assert calls(call_log) == ["delete_file", "echo"]
-    assert len(user.asked) == 4
+    assert len(user.asked) == 5
     assert "delete_file" in user.asked[0].message and "a.txt" in user.asked[0].message
     assert user.asked[0].requested_schema["required"] == ["decision"]
 

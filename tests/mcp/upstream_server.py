@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 from mcp.types import ImageContent
 
 # One transparent pixel, the smallest PNG there is.
@@ -86,6 +87,19 @@ def sleep(seconds: float) -> str:
     """Block for a while."""
     time.sleep(seconds)
     return "slept"
+
+
+class Colour(BaseModel):
+    colour: str
+
+
+@server.tool()
+async def favourite(ctx: Context) -> str:
+    """Ask the user (the upstream's own elicitation) for a colour."""
+    answer = await ctx.elicit("Your favourite colour?", schema=Colour)
+    if answer.action != "accept":
+        return f"no colour ({answer.action})"
+    return f"colour: {answer.data.colour}"
 
 
 @server.resource("note://greeting")

@@ -76,11 +76,17 @@ class McpProxy:
         self.gate = ToolGate(*middleware)
         """The gate every tools/call goes through; ``proxy.gate.use(...)`` adds middleware."""
         self.upstream = Upstream(
-            command=command, url=url, env=env, cwd=cwd, message_handler=self._from_upstream
+            command=command,
+            url=url,
+            env=env,
+            cwd=cwd,
+            message_handler=self._from_upstream,
+            elicitation_callback=self._ask_client,
         )
         self._name = name
         self._timeout = timeout
         self._client: Any = None  # the client's session, for notifications from the upstream
+        self._calls: list[Any] = []  # the sessions of the tools/calls in flight, oldest first
 
     async def serve_stdio(self) -> None:
         """Serve MCP on this process's stdin and stdout until the client leaves.
@@ -156,6 +162,16 @@ class McpProxy:
             raise MCPError(types.INTERNAL_ERROR, str(error)) from error
 
     async def _call_tool(
+        self, ctx: Ctx, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        self._client = ctx.session
+        self._calls.append(ctx.session)
+        try:
+            return await self._forward_call(ctx, params)
+        finally:
+            self._calls.remove(ctx.session)
+
+    async def _forward_call(
         self, ctx: Ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         name = params.name
@@ -270,6 +286,30 @@ class McpProxy:
             raise MCPError(
                 types.INTERNAL_ERROR, f"{self.upstream} is gone; it is being restarted"
             ) from error
+
+    async def _ask_client(
+        self, context: Any, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        """Pass the upstream's own elicitation on to the client's user.
+
+        The SDK does not say which call an upstream's request belongs to, so it goes out on the
+        newest tools/call in flight (a request may be sent to the client only while one of its
+        own requests is open).
+        """
+        open_calls = [session for session in self._calls if session.can_send_request]
+        client = open_calls[-1] if open_calls else None
+        if client is None:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message="the proxy's client cannot be asked on this connection",
+            )
+        try:
+            answer: types.ElicitResult = await client.send_request(
+                types.ElicitRequest(params=params), types.ElicitResult
+            )
+        except MCPError as error:
+            return error.error
+        return answer
 
     async def _from_upstream(self, message: Any) -> None:
         """Pass the upstream's list-changed notifications on to the client."""

@@ -19,7 +19,7 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.session import MessageHandlerFnT
+from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
@@ -44,6 +44,7 @@ class Upstream:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         message_handler: MessageHandlerFnT | None = None,
+        elicitation_callback: ElicitationFnT | None = None,
     ) -> None:
         if (command is None) == (url is None):
             raise ValueError("an upstream is a command or a URL: give exactly one of them")
@@ -55,6 +56,7 @@ class Upstream:
         self._env = dict(os.environ) if env is None else env
         self._cwd = cwd
         self._message_handler = message_handler
+        self._elicitation_callback = elicitation_callback
         self._session: ClientSession | None = None
         self._ready = anyio.Event()
         self._lost = anyio.Event()
@@ -130,7 +132,10 @@ class Upstream:
             relay_group.start_soon(self._relay, read, send)
             try:
                 async with ClientSession(
-                    relayed, write, message_handler=self._message_handler
+                    relayed,
+                    write,
+                    message_handler=self._message_handler,
+                    elicitation_callback=self._elicitation_callback,
                 ) as session:
                     self.initialize_result = await session.initialize()
                     yield session
