@@ -35,9 +35,16 @@ async def test_lists_resources_and_prompts_pass_through_unchanged(
             _wire(await upstream.list_prompts()),
             _wire(await upstream.get_prompt("review", {"code": "x = 1"})),
         ]
+    notified: list[object] = []
+    arrived = anyio.Event()
+
+    async def collect(message: object) -> None:
+        notified.append(message)
+        arrived.set()
+
     async with (
         start_proxy("tests.mcp.gates:double_a") as proxy,
-        ClientSession(proxy.read, proxy.write) as client,
+        ClientSession(proxy.read, proxy.write, message_handler=collect) as client,
     ):
         init = await client.initialize()
         assert init.server_info.name == "upstream"
@@ -49,7 +56,11 @@ async def test_lists_resources_and_prompts_pass_through_unchanged(
             _wire(await client.list_prompts()),
             _wire(await client.get_prompt("review", {"code": "x = 1"})),
         ]
+        await client.call_tool("change_tools", {})  # the upstream says its tools changed
+        with anyio.fail_after(10):
+            await arrived.wait()
     assert seen == expected
+    assert [type(message).__name__ for message in notified] == ["ToolListChangedNotification"]
 
 
 async def test_every_call_runs_through_the_middleware(

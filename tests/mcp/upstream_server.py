@@ -14,8 +14,8 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import BaseModel
 from mcp.types import ImageContent
+from pydantic import BaseModel
 
 # One transparent pixel, the smallest PNG there is.
 PIXEL = base64.b64decode(
@@ -87,6 +87,13 @@ def sleep(seconds: float) -> str:
     """Block for a while."""
     time.sleep(seconds)
     return "slept"
+
+
+@server.tool()
+async def change_tools(ctx: Context) -> str:
+    """Tell the client the tool list changed."""
+    await ctx.session.send_tool_list_changed()
+    return "changed"
 
 
 class Colour(BaseModel):
