@@ -274,3 +274,23 @@ async def test_a_proxy_serving_http_is_another_proxys_upstream_url(
     assert added.structured_content == {"sum": 7}
     assert text_of(echoed) == "OVER HTTP"
     assert calls(call_log) == ["add", "echo"]
+
+
+async def test_an_upstream_answering_garbage_is_an_error_naming_it(
+    start_proxy: StartProxy,
+) -> None:
+    garbage = [sys.executable, str(Path(__file__).with_name("garbage_server.py"))]
+    async with (
+        start_proxy(
+            "tests.mcp.gates:double_a", extra=["--timeout", "1"], upstream=garbage
+        ) as proxy,
+        ClientSession(proxy.read, proxy.write) as client,
+    ):
+        await client.initialize()
+        broken = await client.call_tool("broken", {})
+        noise = await client.call_tool("noise", {})
+        again = await client.call_tool("broken", {})
+    assert broken.is_error and "garbage_server.py" in text_of(broken)
+    assert "answered the call to tool 'broken' with garbage" in text_of(broken)
+    assert noise.is_error and "did not answer the call to tool 'noise' within 1 s" in text_of(noise)
+    assert again.is_error and "with garbage" in text_of(again)  # still serving

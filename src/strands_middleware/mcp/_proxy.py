@@ -75,7 +75,7 @@ class McpProxy:
             raise ValueError(f"McpProxy(timeout=...) must be above 0 seconds, got {timeout!r}")
         self.gate = ToolGate(*middleware)
         """The gate every tools/call goes through; ``proxy.gate.use(...)`` adds middleware."""
-        self.upstream = Upstream(
+        self._upstream = Upstream(
             command=command,
             url=url,
             env=env,
@@ -98,7 +98,7 @@ class McpProxy:
             async with anyio.create_task_group() as group:
                 server = await self._start(group)
                 options = server.create_initialization_options(
-                    _notifications(self.upstream.initialize_result)
+                    _notifications(self._upstream.initialize_result)
                 )
                 async with stdio_server() as (read, write):
                     await server.run(read, write, options)
@@ -124,12 +124,12 @@ class McpProxy:
 
     async def _start(self, group: anyio.abc.TaskGroup) -> Server[Any]:
         """Connect the upstream, then build a server offering what it offers."""
-        await group.start(self.upstream.run)
+        await group.start(self._upstream.run)
         return self.server()
 
     def server(self) -> Server[Any]:
         """The low-level server that forwards to the (connected) upstream, the gate in front."""
-        init = self.upstream.initialize_result
+        init = self._upstream.initialize_result
         offered = init.capabilities if init is not None else types.ServerCapabilities()
         info = init.server_info if init is not None else None
         handlers: dict[str, Any] = {}
@@ -157,7 +157,7 @@ class McpProxy:
     async def _session(self, ctx: Ctx) -> ClientSession:
         self._client = ctx.session
         try:
-            return await self.upstream.session(self._timeout)
+            return await self._upstream.session(self._timeout)
         except UpstreamUnavailableError as error:
             raise MCPError(types.INTERNAL_ERROR, str(error)) from error
 
@@ -176,7 +176,7 @@ class McpProxy:
     ) -> types.CallToolResult:
         name = params.name
         try:
-            session = await self.upstream.session(self._timeout)
+            session = await self._upstream.session(self._timeout)
         except UpstreamUnavailableError as error:
             return _error(f"tool {name!r} was not called: {error}")
 
@@ -192,30 +192,30 @@ class McpProxy:
             )
         except MCPError as error:
             if error.error.code == types.CONNECTION_CLOSED:
-                self.upstream.lost(session)
+                self._upstream.lost(session)
                 return _error(
-                    f"{self.upstream} exited during the call to tool {name!r} (it is being "
+                    f"{self._upstream} exited during the call to tool {name!r} (it is being "
                     f"restarted; the call may or may not have taken effect): {error.error.message}"
                 )
             if error.error.code == types.REQUEST_TIMEOUT:
                 return _error(
-                    f"{self.upstream} did not answer the call to tool {name!r} within "
+                    f"{self._upstream} did not answer the call to tool {name!r} within "
                     f"{self._timeout:g} s"
                 )
             return _error(
-                f"{self.upstream} refused the call to tool {name!r}: {error.error.message}"
+                f"{self._upstream} refused the call to tool {name!r}: {error.error.message}"
             )
         except pydantic.ValidationError as error:
             return _error(
-                f"{self.upstream} answered the call to tool {name!r} with garbage: {error}"
+                f"{self._upstream} answered the call to tool {name!r} with garbage: {error}"
             )
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self.upstream.lost(session)
+            self._upstream.lost(session)
             return _error(
-                f"{self.upstream} is gone (it is being restarted): tool {name!r} was not called"
+                f"{self._upstream} is gone (it is being restarted): tool {name!r} was not called"
             )
         except RuntimeError as error:
-            return _error(f"{self.upstream} answered the call to tool {name!r} wrongly: {error}")
+            return _error(f"{self._upstream} answered the call to tool {name!r} wrongly: {error}")
 
     async def _list_tools(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
@@ -266,25 +266,25 @@ class McpProxy:
                 return await request
         except MCPError as error:
             if error.error.code == types.CONNECTION_CLOSED:
-                self.upstream.lost(session)
+                self._upstream.lost(session)
                 raise MCPError(
                     types.INTERNAL_ERROR,
-                    f"{self.upstream} exited during {method}; it is being restarted",
+                    f"{self._upstream} exited during {method}; it is being restarted",
                 ) from error
             raise
         except TimeoutError as error:
             raise MCPError(
                 types.INTERNAL_ERROR,
-                f"{self.upstream} did not answer {method} within {self._timeout:g} s",
+                f"{self._upstream} did not answer {method} within {self._timeout:g} s",
             ) from error
         except pydantic.ValidationError as error:
             raise MCPError(
-                types.INTERNAL_ERROR, f"{self.upstream} answered {method} with garbage"
+                types.INTERNAL_ERROR, f"{self._upstream} answered {method} with garbage"
             ) from error
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as error:
-            self.upstream.lost(session)
+            self._upstream.lost(session)
             raise MCPError(
-                types.INTERNAL_ERROR, f"{self.upstream} is gone; it is being restarted"
+                types.INTERNAL_ERROR, f"{self._upstream} is gone; it is being restarted"
             ) from error
 
     async def _ask_client(
@@ -314,7 +314,7 @@ class McpProxy:
     async def _from_upstream(self, message: Any) -> None:
         """Pass the upstream's list-changed notifications on to the client."""
         if isinstance(message, Exception):
-            _logger.warning("%s sent something that is not MCP: %s", self.upstream, message)
+            _logger.warning("%s sent something that is not MCP: %s", self._upstream, message)
             return
         client = self._client
         if isinstance(message, types.ToolListChangedNotification):
