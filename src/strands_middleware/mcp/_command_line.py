@@ -8,6 +8,7 @@ saying what to fix, before any upstream is started.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import re
@@ -82,7 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bool(options.upstream_command) == bool(options.upstream_url):
         _fail("name the upstream once: either -- COMMAND [ARG ...] or --upstream-url URL")
     address = _address(options.http) if options.http else None
-    middleware = [item for reference in options.middleware for item in _load(reference)]
+    # stdout will carry MCP: whatever a middleware module prints while it loads goes to stderr.
+    with contextlib.redirect_stdout(sys.stderr):
+        middleware = [item for reference in options.middleware for item in _load(reference)]
     # Imported here, after the arguments are checked: a mistake in them is reported without
     # waiting for the MCP server stack to load.
     from ._proxy import McpProxy
