@@ -7,11 +7,14 @@ stdio pipes to real processes, one client session each:
 * **proxy, none**: ``python -m strands_middleware.mcp proxy -- <upstream>`` with no middleware;
 * **proxy, 4 Wrap**: the same with four pass-through Wrap handlers on ExecuteToolStage.
 
-Figures are wall-clock time per call (a call is a round trip through other processes, so the
-benchmark process's CPU time would miss most of it). Rounds are interleaved, the order rotating
-every round, so drift on a shared machine hits every contestant alike; each round times
-``--calls`` calls of each, and a ratio row is the median of the per-round ratios. Every
-contestant first answers once and must give the same result.
+Two figures per call. **CPU** is the CPU time of the process serving the client (the proxy, or
+the upstream when called directly), read from Linux's ``/proc/<pid>/task/*/schedstat`` in
+nanoseconds: what the middleware costs, and steadier on a loaded machine than any clock on the
+wall. **Wall** is the round trip as the client sees it (through both processes), which the
+machine's load moves by far more than the middleware does. Rounds are interleaved, the order
+rotating every round, so drift hits every contestant alike; each round runs ``--calls`` calls of
+each, and a ratio row is the median of the per-round ratios. Every contestant first answers once
+and must give the same result.
 
 Run: ``python benchmarks/bench_mcp.py`` (``--rounds 30 --calls 50`` by default).
 """
@@ -56,21 +59,41 @@ def four_wrap_handlers() -> list[Middleware[Any, Any, Any]]:
     return [_pass_through(number) for number in range(4)]
 
 
-async def _session(stack: AsyncExitStack, argv: list[str]) -> ClientSession:
+def _children() -> set[int]:
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        found.update(int(pid) for pid in (task / "children").read_text().split())
+    return found
+
+
+def _cpu_ns(pid: int) -> int:
+    """CPU time a process (all its threads) has run, in nanoseconds."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        total += int((task / "schedstat").read_text().split()[0])
+    return total
+
+
+async def _session(stack: AsyncExitStack, argv: list[str]) -> tuple[ClientSession, int]:
+    before = _children()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "benchmarks"), str(ROOT / "src")])
     params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=str(ROOT))
     read, write = await stack.enter_async_context(stdio_client(params, errlog=sys.stderr))
     session = await stack.enter_async_context(ClientSession(read, write))
     await session.initialize()
-    return session
+    (pid,) = _children() - before
+    return session, pid
 
 
-async def _time(session: ClientSession, calls: int) -> float:
+async def _time(session: ClientSession, pid: int, calls: int) -> tuple[float, float]:
+    """Wall-clock seconds and serving-process CPU seconds per call."""
+    cpu = _cpu_ns(pid)
     started = time.perf_counter()
     for _ in range(calls):
         await session.call_tool("echo", {"text": "hello"})
-    return (time.perf_counter() - started) / calls
+    wall = time.perf_counter() - started
+    return wall / calls, (_cpu_ns(pid) - cpu) / 1e9 / calls
 
 
 async def main(rounds: int, calls: int) -> None:
@@ -80,33 +103,44 @@ async def main(rounds: int, calls: int) -> None:
         "proxy, 4 Wrap": [*PROXY, "--middleware", "bench_mcp:four_wrap_handlers", "--", *UPSTREAM],
     }
     async with AsyncExitStack() as stack:
-        sessions = {name: await _session(stack, argv) for name, argv in contestants.items()}
+        served = {name: await _session(stack, argv) for name, argv in contestants.items()}
         answers = {
             name: (await session.call_tool("echo", {"text": "hello"})).model_dump()
-            for name, session in sessions.items()
+            for name, (session, _) in served.items()
         }
         first = next(iter(answers.values()))
         assert all(answer == first for answer in answers.values()), answers
-        for session in sessions.values():
-            await _time(session, calls)  # warm-up
-        times: dict[str, list[float]] = {name: [] for name in sessions}
-        names = list(sessions)
+        for session, pid in served.values():
+            await _time(session, pid, calls)  # warm-up
+        wall: dict[str, list[float]] = {name: [] for name in served}
+        cpu: dict[str, list[float]] = {name: [] for name in served}
+        names = list(served)
         for round_ in range(rounds):
             order = names[round_ % len(names) :] + names[: round_ % len(names)]
             for name in order:
-                times[name].append(await _time(sessions[name], calls))
-    print(f"MCP tools/call, wall-clock per call: {rounds} interleaved rounds x {calls} calls")
-    for name, measured in times.items():
-        print(f"  {name:<20} {statistics.median(measured) * 1e3:8.3f} ms (median round)")
+                took, used = await _time(*served[name], calls)
+                wall[name].append(took)
+                cpu[name].append(used)
+    print(f"MCP tools/call per call: {rounds} interleaved rounds x {calls} calls (median round)")
+    print(f"  {'':<20} {'CPU of server':>14} {'wall (client)':>14}")
+    for name in names:
+        print(
+            f"  {name:<20} {statistics.median(cpu[name]) * 1e6:11.0f} us"
+            f" {statistics.median(wall[name]) * 1e3:11.3f} ms"
+        )
 
-    def ratio(top: str, bottom: str) -> float:
+    def ratio(times: dict[str, list[float]], top: str, bottom: str) -> float:
         return statistics.median(a / b for a, b in zip(times[top], times[bottom], strict=True))
 
-    print(f"  proxy, 4 Wrap / proxy, none:        {ratio('proxy, 4 Wrap', 'proxy, none'):.3f}x")
-    print(f"  proxy, none / upstream (direct):    {ratio('proxy, none', 'upstream (direct)'):.3f}x")
-    print(
-        f"  proxy, 4 Wrap / upstream (direct):  {ratio('proxy, 4 Wrap', 'upstream (direct)'):.3f}x"
-    )
+    rows = [
+        ("proxy, 4 Wrap", "proxy, none"),
+        ("proxy, none", "upstream (direct)"),
+        ("proxy, 4 Wrap", "upstream (direct)"),
+    ]
+    for top, bottom in rows:
+        label = f"{top} / {bottom}:"
+        cpu_ratio, wall_ratio = ratio(cpu, top, bottom), ratio(wall, top, bottom)
+        print(f"  {label:<40} CPU {cpu_ratio:.3f}x   wall {wall_ratio:.3f}x")
 
 
 if __name__ == "__main__":

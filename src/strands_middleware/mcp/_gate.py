@@ -15,6 +15,7 @@ client sends the call again with the answers and the ``requestState`` it was giv
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import secrets
 import threading
@@ -133,6 +134,9 @@ class ToolGate(MiddlewareHostMixin):
         # (CallLimit, UsageBudget) count per invocation, they count per gate here.
         self.invocation_state: dict[str, Any] = {}
         self._paused: OrderedDict[str, _Paused] = OrderedDict()
+        # Call ids unique to this gate without a system call per call.
+        self._id_prefix = secrets.token_hex(4)
+        self._numbers = itertools.count(1)
         if middleware:
             self.use(*middleware)
 
@@ -169,7 +173,7 @@ class ToolGate(MiddlewareHostMixin):
             responses = params.pop("inputResponses", None)
         arguments = params.get("arguments")
         tool_use: ToolUse = {
-            "toolUseId": f"mcp-{secrets.token_hex(8)}",
+            "toolUseId": f"mcp-{self._id_prefix}-{next(self._numbers)}",
             "name": name,
             "input": dict(cast("dict[str, Any]", arguments)) if isinstance(arguments, dict) else {},
         }
@@ -221,7 +225,6 @@ class ToolGate(MiddlewareHostMixin):
         except InterruptException as paused:
             return [paused.interrupt]
         finally:
-            signal.set()  # a tool still watching learns the call is over
             await stream.aclose()
         assert result is not None  # run_tool_stage ends with a result or raises
         if tool is not None and tool.answer is not None:
@@ -314,7 +317,10 @@ class _ServerTool:
     ) -> AsyncGenerator[Any, None]:
         # What a handler changed (the arguments, even the name) is what the server is asked.
         params = {**self._call.params, "name": tool_use["name"], "arguments": tool_use["input"]}
-        wire = await self._call.call_next(dataclasses.replace(self._call.ctx, params=params))
+        ctx = self._call.ctx
+        if params != ctx.params:
+            ctx = dataclasses.replace(ctx, params=params)
+        wire = await self._call.call_next(ctx)
         raw = _wire(wire)
         if raw.get("resultType") == "input_required":
             yield ToolResultEvent.error(
@@ -323,11 +329,10 @@ class _ServerTool:
                 "call through ExecuteToolStage middleware cannot carry",
             )
             return
-        parsed = types.CallToolResult.model_validate(raw)
         # Two conversions: handlers may edit the one they see in place; the other is what
         # "unchanged" is checked against.
-        self.answer = (wire, tool_result(tool_use["toolUseId"], parsed))
-        yield ToolResultEvent(tool_result(tool_use["toolUseId"], parsed))
+        self.answer = (wire, tool_result(tool_use["toolUseId"], raw))
+        yield ToolResultEvent(tool_result(tool_use["toolUseId"], raw))
 
 
 def _structured(result: types.CallToolResult, schema: dict[str, Any]) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Mapping
 from typing import Any, cast
 
 from mcp import types
@@ -30,29 +31,38 @@ def tool_spec(tool: types.Tool) -> ToolSpec:
     }
 
 
-def tool_result(tool_use_id: str, result: types.CallToolResult) -> ToolResult:
-    """The Converse form of an MCP tool result (``isError`` becomes ``status: "error"``).
+def tool_result(tool_use_id: str, result: Mapping[str, Any]) -> ToolResult:
+    """The Converse form of an MCP tool result as it is on the wire (``isError`` becomes
+    ``status: "error"``).
 
-    ``structuredContent`` becomes a trailing ``json`` block; content with no Converse form
-    becomes a ``json`` block holding the MCP block as it is on the wire.
+    Read from the wire dict rather than a validated model: the server's own result was checked
+    when it was made, and a tool call should not pay for a second validation. Text and images
+    map to their Converse blocks; ``structuredContent`` becomes a trailing ``json`` block;
+    content with no Converse form becomes a ``json`` block holding the MCP block as it is.
     """
     content: list[ToolResultContent] = []
-    for block in result.content:
-        if isinstance(block, types.TextContent):
-            content.append({"text": block.text})
-        elif isinstance(block, types.ImageContent) and _decodes(block.data):
-            image_format = block.mime_type.partition("/")[2] or block.mime_type
-            image = {"format": image_format, "source": {"bytes": base64.b64decode(block.data)}}
-            content.append({"image": image})
+    listed: object = result.get("content")
+    blocks = cast("list[object]", listed) if isinstance(listed, list) else []
+    for block in blocks:
+        item = cast("dict[str, Any]", block) if isinstance(block, dict) else {}
+        kind = item.get("type")
+        text = item.get("text")
+        data = item.get("data")
+        if kind == "text" and isinstance(text, str):
+            content.append({"text": text})
+        elif kind == "image" and isinstance(data, str) and _decodes(data):
+            mime_type = str(item.get("mimeType") or "image/png")
+            image_format = mime_type.partition("/")[2] or mime_type
+            source = {"bytes": base64.b64decode(data)}
+            content.append({"image": {"format": image_format, "source": source}})
         else:
-            content.append(
-                {"json": block.model_dump(by_alias=True, mode="json", exclude_none=True)}
-            )
-    if result.structured_content is not None:
-        content.append({"json": result.structured_content})
+            content.append({"json": block})
+    structured = result.get("structuredContent")
+    if structured is not None:
+        content.append({"json": structured})
     return {
         "toolUseId": tool_use_id,
-        "status": "error" if result.is_error else "success",
+        "status": "error" if result.get("isError") else "success",
         "content": content,
     }
 
