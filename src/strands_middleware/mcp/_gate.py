@@ -234,13 +234,14 @@ class ToolGate(MiddlewareHostMixin):
         answer: ToolResult = result.tool_result
         if result.exception is not None and answer["status"] == "error":
             # A failure the stage caught (a handler's, or the tool's): say which tool it was.
-            text = f"Error: {str(result.exception) or type(result.exception).__name__}"
-            named = f"tool {call.tool_use['name']!r} failed. {text}"
-            answer = {
-                "toolUseId": answer["toolUseId"],
-                "status": "error",
-                "content": [{"text": named}],
-            }
+            content = list(answer["content"])
+            first = next((i for i, block in enumerate(content) if "text" in block), None)
+            if first is None:
+                content.insert(0, {"text": f"tool {call.tool_use['name']!r} failed."})
+            else:
+                text = content[first].get("text", "")
+                content[first] = {"text": f"tool {call.tool_use['name']!r} failed. {text}"}
+            answer = {"toolUseId": answer["toolUseId"], "status": "error", "content": content}
         mapped = call_tool_result(answer)
         schema = self._output_schemas.get(call.tool_use["name"])
         if schema is not None and not mapped.is_error and mapped.structured_content is None:
