@@ -75,12 +75,20 @@ async def test_every_call_runs_through_the_middleware(
         echoed = await client.call_tool("echo", {"text": "quiet"})
         image = await client.call_tool("pixel", {})
         failed = await client.call_tool("fail", {"message": "no luck"})
+        progress: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append((done, total, message))
+
+        counted = await client.call_tool("count", {"to": 2}, progress_callback=on_progress)
+    assert text_of(counted) == "COUNTED"
+    assert progress == [(1, 2, "1 of 2"), (2, 2, "2 of 2")]  # the upstream's progress, relayed
     assert added.structured_content == {"sum": 7} and not added.is_error
     assert text_of(echoed) == "QUIET"  # shout rewrote the result
     assert not image.is_error and isinstance(image.content[0], types.ImageContent)
     assert image.content[0].mime_type == "image/png"
     assert failed.is_error and "ERROR EXECUTING TOOL FAIL" in text_of(failed)  # isError both ways
-    assert calls(call_log) == ["add", "echo", "pixel", "fail"]
+    assert calls(call_log) == ["add", "echo", "pixel", "fail"]  # count does not log
 
 
 async def test_an_unchanged_result_is_the_upstreams_own(

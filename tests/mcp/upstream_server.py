@@ -96,6 +96,14 @@ async def change_tools(ctx: Context) -> str:
     return "changed"
 
 
+@server.tool()
+async def count(ctx: Context, to: int) -> str:
+    """Report progress up to ``to``."""
+    for done in range(1, to + 1):
+        await ctx.report_progress(done, to, f"{done} of {to}")
+    return "counted"
+
+
 class Colour(BaseModel):
     colour: str
 
