@@ -142,3 +142,21 @@ def test_model_middleware_is_refused_at_registration() -> None:
     with pytest.raises(UnsupportedStageError, match="sees tool calls only"):
         ToolGate(Retry(InvokeModelStage))
     assert not gate.middleware_registry.has_handlers(ExecuteToolStage)
+
+
+def test_the_1x_sdk_is_refused_with_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import importlib.metadata
+
+    import strands_middleware.mcp as package
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(
+        importlib.metadata, "version", lambda name: "1.30.0" if name == "mcp" else real(name)
+    )
+    try:
+        with pytest.raises(ImportError, match=r"needs the mcp SDK 2\.0 or newer, and mcp 1\.30\.0"):
+            importlib.reload(package)
+    finally:
+        monkeypatch.undo()
+        importlib.reload(package)
