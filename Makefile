@@ -115,6 +115,19 @@ test-langchain-floor: $(STAMP) redis-server
 		tests/catalog tests/conformance/test_hosts.py \
 		-k "langchain or LangChain"
 
+# The MCP gateway against the oldest mcp SDK it supports (make test has the newest the dev extra
+# resolves), in a venv of its own holding the mcp and redis extras and the test runner: its
+# tests only.
+MCP_FLOOR := 2.0.0
+MCP_FLOOR_VENV := .venv-mcp-floor
+
+.PHONY: test-mcp-floor
+test-mcp-floor: $(STAMP) redis-server
+	$(UV) venv --quiet --allow-existing --no-python-downloads --python $(BIN)/python $(MCP_FLOOR_VENV)
+	$(UV) pip install --quiet --python $(MCP_FLOOR_VENV)/bin/python -e ".[mcp,redis]" \
+		"mcp==$(MCP_FLOOR)" pytest==9.2.0 pytest-asyncio==1.5.0
+	$(MCP_FLOOR_VENV)/bin/pytest tests/mcp
+
 # The pytest suite on the other supported CPythons (make test runs it on $(PYTHON)), each in a
 # venv of its own: .venv-py310 and so on. The interpreter must be installed on the machine
 # (.ci/find-python says where it looked); none is downloaded. .ci/run runs the oldest and the
@@ -142,6 +155,6 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/bench_stores.py
 
 clean:
-	rm -rf .venv site dist $(WHEEL_VENV) $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) $(LANGCHAIN_FLOOR_VENV) .venv-py310 .venv-py312 \
+	rm -rf .venv site dist $(WHEEL_VENV) $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) $(LANGCHAIN_FLOOR_VENV) $(MCP_FLOOR_VENV) .venv-py310 .venv-py312 \
 		.venv-py313 .mypy_cache .pytest_cache \
 		.ruff_cache

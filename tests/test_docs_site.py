@@ -130,8 +130,7 @@ def test_each_capability_has_its_meaning_from_the_source(hooks: ModuleType) -> N
 
 
 def test_the_clause_table_is_the_kit_table_with_cited_pages_linked(hooks: ModuleType) -> None:
-    from strands_middleware.conformance import CLAUSES
-    from strands_middleware.conformance import ClauseResult, HostReport, Outcome
+    from strands_middleware.conformance import CLAUSES, ClauseResult, HostReport, Outcome
 
     first = next(c for c in CLAUSES if c.cites[0].startswith("docs/"))
     known = {first.id: "upstream does something else"}

@@ -47,6 +47,7 @@ LAYERS: dict[str, int] = {
     "catalog": 5,
     "testing": 5,
     "conformance": 5,
+    "mcp": 5,
 }
 """The layer of each top-level module or package of the library (DESIGN.md, "Layers")."""
 
@@ -61,6 +62,9 @@ FRAMEWORK_HOMES: dict[str, str] = {
     "langgraph": f"{PACKAGE}.bridges.langchain",
     "redis": f"{PACKAGE}.stores.redis",
     "opentelemetry": f"{PACKAGE}.catalog._tracing",
+    "mcp": f"{PACKAGE}.mcp",
+    "mcp_types": f"{PACKAGE}.mcp",
+    "uvicorn": f"{PACKAGE}.mcp",
 }
 """Each framework's top-level import name and the only module (or package) that may import it.
 

@@ -1,0 +1,124 @@
+"""Translation between MCP's tool shapes and this library's Converse ones.
+
+A call's `CallToolResult` becomes the `ToolResultEvent` handlers see, and the event the chain
+ends with becomes the `CallToolResult` the client reads. A result no handler changed goes back
+as the upstream's own object, so content this library has no Converse form for (audio, resource
+links, embedded resources) and fields it does not model (``_meta``, annotations) reach the
+client untouched. A rewritten result carries what Converse can say: text, JSON and images.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from typing import Any, cast
+
+from mcp import types
+
+from ..content import ToolResult, ToolResultContent, ToolSpec
+
+__all__ = ["call_tool_result", "tool_result", "tool_spec"]
+
+
+def tool_spec(tool: types.Tool) -> ToolSpec:
+    """The Converse spec of an MCP tool: its name, description and input schema."""
+    return {
+        "name": tool.name,
+        "description": tool.description or "",
+        "inputSchema": {"json": dict(tool.input_schema)},
+    }
+
+
+def tool_result(tool_use_id: str, result: Mapping[str, Any]) -> ToolResult:
+    """The Converse form of an MCP tool result as it is on the wire (``isError`` becomes
+    ``status: "error"``).
+
+    Read from the wire dict rather than a validated model: the server's own result was checked
+    when it was made, and a tool call should not pay for a second validation. Text and images
+    map to their Converse blocks; ``structuredContent`` becomes a trailing ``json`` block;
+    content with no Converse form becomes a ``json`` block holding the MCP block as it is.
+    """
+    content: list[ToolResultContent] = []
+    listed: object = result.get("content")
+    blocks = cast("list[object]", listed) if isinstance(listed, list) else []
+    for block in blocks:
+        item = cast("dict[str, Any]", block) if isinstance(block, dict) else {}
+        kind = item.get("type")
+        text = item.get("text")
+        data = item.get("data")
+        if kind == "text" and isinstance(text, str):
+            content.append({"text": text})
+        elif kind == "image" and isinstance(data, str) and _decodes(data):
+            mime_type = str(item.get("mimeType") or "image/png")
+            image_format = mime_type.partition("/")[2] or mime_type
+            source = {"bytes": base64.b64decode(data)}
+            content.append({"image": {"format": image_format, "source": source}})
+        else:
+            content.append({"json": block})
+    structured = result.get("structuredContent")
+    if structured is not None:
+        content.append({"json": structured})
+    return {
+        "toolUseId": tool_use_id,
+        "status": "error" if result.get("isError") else "success",
+        "content": content,
+    }
+
+
+def _decodes(data: str) -> bool:
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def call_tool_result(result: ToolResult) -> types.CallToolResult:
+    """The MCP form of a Converse tool result (``status: "error"`` becomes ``isError``).
+
+    Text stays text; an image becomes image content with ``image/<format>``; the last ``json``
+    block, when it holds an object, becomes ``structuredContent`` (with its JSON text as the
+    content when nothing else says it, as MCP asks of structured results); any other ``json``
+    block and any document become JSON text.
+    """
+    blocks = result.get("content", [])
+    json_at = [index for index, block in enumerate(blocks) if "json" in block]
+    structured_at = (
+        json_at[-1] if json_at and isinstance(blocks[json_at[-1]].get("json"), dict) else -1
+    )
+    content: list[types.ContentBlock] = []
+    for index, block in enumerate(blocks):
+        if index == structured_at:
+            continue
+        if "text" in block:
+            content.append(types.TextContent(text=block["text"]))
+        elif "image" in block:
+            content.append(_image(block["image"]))
+        elif "json" in block:
+            content.append(types.TextContent(text=_json_text(block["json"])))
+        else:
+            content.append(types.TextContent(text=_json_text(dict(block))))
+    structured: Any = blocks[structured_at].get("json") if structured_at >= 0 else None
+    if structured is not None and not content:
+        content.append(types.TextContent(text=_json_text(structured)))
+    return types.CallToolResult(
+        content=content,
+        structured_content=structured,
+        is_error=result.get("status") == "error",
+    )
+
+
+def _image(image: dict[str, Any]) -> types.ContentBlock:
+    source = cast("dict[str, Any]", image.get("source") or {})
+    data = source.get("bytes")
+    if not isinstance(data, (bytes, bytearray)):
+        return types.TextContent(text=_json_text(image))
+    image_format = str(image.get("format") or "png")
+    mime_type = image_format if "/" in image_format else f"image/{image_format}"
+    return types.ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)
+
+
+def _json_text(value: object) -> str:
+    return json.dumps(value, default=repr, ensure_ascii=False)
