@@ -1,0 +1,24 @@
+"""Fixtures for the durable-run tests: one real Temporal dev server for the whole session."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from temporalio.client import Client
+
+from .temporal_server import TemporalServer, start_temporal_server
+
+
+@pytest.fixture(scope="session")
+def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TemporalServer]:
+    server = start_temporal_server(tmp_path_factory.mktemp("temporal"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def client(temporal_server: TemporalServer) -> AsyncIterator[Client]:
+    yield await Client.connect(temporal_server.address)
