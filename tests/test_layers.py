@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "catalog": 5,
     "testing": 5,
     "conformance": 5,
+    "durable": 5,
 }
 """The layer of each top-level module or package of the library (DESIGN.md, "Layers")."""
 
@@ -58,6 +59,7 @@ FRAMEWORK_HOMES: dict[str, str] = {
     "langgraph": f"{PACKAGE}.bridges.langchain",
     "redis": f"{PACKAGE}.stores.redis",
     "opentelemetry": f"{PACKAGE}.catalog.tracing",
+    "temporalio": f"{PACKAGE}.durable",
 }
 """Each framework's top-level import name and the only module (or package) that may import it.
 
