@@ -15,7 +15,7 @@ has no declaration, so it must be placed with one of the two.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
@@ -59,6 +59,13 @@ Side: TypeAlias = Literal["workflow", "activity"]
 class _Rule:
     sides: tuple[Side, ...]  # where it may run; the first is where it runs unless moved
     why: str
+    # For an item deciding unless configured otherwise: why this instance has side effects.
+    side_effects: Callable[[Any], str | None] | None = None
+
+    def of(self, item: object) -> _Rule:
+        """The rule for this configured instance."""
+        why = self.side_effects(item) if self.side_effects is not None else None
+        return self if why is None else _Rule(("activity",), why)
 
 
 def _activity_only(why: str) -> _Rule:
@@ -87,7 +94,11 @@ PLACEMENTS: dict[type[Any], _Rule] = {
     Redact: _deciding("it masks text by its patterns alone"),
     ToolMock: _deciding("it answers calls from its table alone"),
     ToolResultTrim: _deciding("it trims results from their size alone"),
-    ToolSelector: _deciding("it picks tools from the request alone"),
+    ToolSelector: _Rule(
+        ("workflow", "activity"),
+        "it picks tools from the request alone",
+        lambda item: "its model chooses the tools" if item.model is not None else None,
+    ),
     # Asking a human: the workflow only, where a wait costs no worker.
     ToolApproval: _Rule(
         ("workflow",),
@@ -157,7 +168,7 @@ def _rule_of(source: object) -> _Rule | None:
     for cls in type(source).__mro__:
         rule = PLACEMENTS.get(cls)
         if rule is not None:
-            return rule
+            return rule.of(source)
     return None
 
 
