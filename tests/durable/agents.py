@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from temporalio import activity
 from temporalio.common import RetryPolicy
 
 from strands_middleware.content import Messages, ToolSpec
@@ -40,27 +41,44 @@ FAST = ActivityOptions(
 
 
 class Journal:
-    """Lines appended by every process: ``model 0``, ``tool lookup start``, ..."""
+    """Lines appended by every process (``model 0``, ``tool lookup start``, ...), per run.
 
-    def __init__(self, path: Path) -> None:
+    Written from inside activities, each line under its run's workflow id; read for one run.
+    """
+
+    def __init__(self, path: Path, workflow_id: str = "") -> None:
         self.path = path
+        self.workflow_id = workflow_id
 
     def write(self, line: str) -> None:
         with self.path.open("a") as sink:
-            sink.write(f"{line}\n")
+            sink.write(f"{activity.info().workflow_id} {line}\n")
 
     def lines(self) -> list[str]:
-        return self.path.read_text().splitlines() if self.path.exists() else []
+        if not self.path.exists():
+            return []
+        prefix = f"{self.workflow_id} "
+        return [
+            line.removeprefix(prefix)
+            for line in self.path.read_text().splitlines()
+            if line.startswith(prefix)
+        ]
 
     def count(self, line: str) -> int:
         return self.lines().count(line)
 
 
-async def hold_while(journal: Journal, hold: Path, step: str) -> None:
-    """Wait while ``hold`` exists, saying so once in the journal.
+def hold_file(folder: Path, workflow_id: str, step: str) -> Path:
+    """The file that holds ``step`` (``model-1``, ``tool-refund``) of one run while it exists."""
+    return folder / f"{workflow_id}.{step}"
+
+
+async def hold_while(journal: Journal, folder: Path, step: str) -> None:
+    """Wait while the step's hold file exists, saying so once in the journal.
 
     It polls a file because the test that removes it runs in another process.
     """
+    hold = hold_file(folder, activity.info().workflow_id, step.replace(" ", "-"))
     if os.path.exists(hold):  # noqa: ASYNC240 (a local file, checked every 50 ms)
         journal.write(f"{step} held")
         while os.path.exists(hold):  # noqa: ASYNC240, ASYNC110
@@ -82,7 +100,7 @@ class ConversationModel:
         **kwargs: Any,
     ) -> AsyncGenerator[Any, None]:
         turn = sum(1 for message in messages if message["role"] == "assistant")
-        await hold_while(self.journal, self.holds / f"model-{turn}", f"model {turn}")
+        await hold_while(self.journal, self.holds, f"model {turn}")
         self.journal.write(f"model {turn}")
         async for chunk in ScriptedModel([SCRIPT[turn]]).stream(messages, tool_specs):
             yield chunk
@@ -91,7 +109,7 @@ class ConversationModel:
 def journaled_tools(journal: Journal, holds: Path) -> list[FunctionTool[..., Any]]:
     async def step(name: str) -> None:
         journal.write(f"tool {name} start")
-        await hold_while(journal, holds / f"tool-{name}", f"tool {name}")
+        await hold_while(journal, holds, f"tool {name}")
         journal.write(f"tool {name} done")
 
     @tool

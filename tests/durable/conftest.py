@@ -9,6 +9,9 @@ from temporalio.client import Client
 
 from .temporal_server import TemporalServer, start_temporal_server
 
+CRASH_COUNTS: list[str] = []
+"""One line per crash scenario, printed in the terminal summary (tests/durable/test_crashes.py)."""
+
 
 @pytest.fixture(scope="session")
 def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TemporalServer]:
@@ -22,3 +25,10 @@ def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tempor
 @pytest.fixture
 async def client(temporal_server: TemporalServer) -> AsyncIterator[Client]:
     yield await Client.connect(temporal_server.address)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if CRASH_COUNTS:
+        terminalreporter.section("durable crash counts (tests/durable)")
+        for line in CRASH_COUNTS:
+            terminalreporter.write_line(line)

@@ -34,7 +34,7 @@ async def test_a_run_calls_each_model_turn_and_tool_once_and_replays_without_cal
 ) -> None:
     name, queue = _names()
     agent = build_agent(name, tmp_path)
-    journal = Journal(tmp_path / "journal")
+    journal = Journal(tmp_path / "journal", name)
     try:
         async with create_worker(client, task_queue=queue, agents=[agent]):
             handle = await start_run(client, name, "Refund order 7", id=name, task_queue=queue)

@@ -45,7 +45,7 @@ async def test_an_approval_is_asked_once_and_bad_answers_change_nothing(
     tag = uuid.uuid4().hex[:8]
     name, queue = f"approval-{tag}", f"queue-{tag}"
     agent = build_agent(name, tmp_path, [ToolApproval(tools=["refund"])])
-    journal = Journal(tmp_path / "journal")
+    journal = Journal(tmp_path / "journal", name)
     try:
         async with create_worker(client, task_queue=queue, agents=[agent]):
             handle = await start_run(client, name, "Refund order 7", id=name, task_queue=queue)
@@ -108,7 +108,7 @@ async def test_a_denied_call_never_runs(client: Client, tmp_path: Path) -> None:
     denied = output.messages[4]["content"][0]["toolResult"]
     assert denied["status"] == "error"
     assert "A human denied this call to 'refund'. Their message: no" in denied["content"][0]["text"]
-    assert Journal(tmp_path / "journal").count("tool refund start") == 0
+    assert Journal(tmp_path / "journal", name).count("tool refund start") == 0
 
 
 async def test_an_interrupt_raised_inside_an_activity_ends_the_call_with_an_error(
@@ -132,4 +132,4 @@ async def test_an_interrupt_raised_inside_an_activity_ends_the_call_with_an_erro
     assert refused["status"] == "error"
     assert "raised inside the tool activity" in refused["content"][0]["text"]
     assert output.interrupts_asked == []
-    assert Journal(tmp_path / "journal").count("tool lookup start") == 0
+    assert Journal(tmp_path / "journal", name).count("tool lookup start") == 0
