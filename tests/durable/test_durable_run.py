@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio import activity, workflow
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
 from temporalio.worker import Replayer
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage
 from strands_middleware.durable import (
+    ActivityOptions,
     AgentRun,
+    DurableAgent,
     create_worker,
     in_activity,
     in_workflow,
@@ -109,3 +115,45 @@ async def test_each_side_runs_where_it_is_placed(client: Client, tmp_path: Path)
         ("workflow", "ExecuteToolContext", True, False),
         ("activity", "ExecuteToolContext", False, True),
     }
+
+
+class BrokenModel:
+    async def stream(self, *args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+        raise ConnectionError("provider unreachable")
+        yield  # an async generator that fails when it is first iterated
+
+
+async def test_a_model_call_that_fails_for_good_ends_the_run_with_the_reason(
+    client: Client,
+) -> None:
+    name, queue = _names()
+    agent = DurableAgent(
+        name,
+        model=BrokenModel(),
+        model_activity=ActivityOptions(
+            start_to_close_timeout=timedelta(seconds=5),
+            retry_policy=RetryPolicy(maximum_attempts=1),
+        ),
+    )
+    try:
+        async with create_worker(client, task_queue=queue, agents=[agent]):
+            handle = await start_run(client, name, "Hello", id=name, task_queue=queue)
+            with pytest.raises(WorkflowFailureError) as failed:
+                await handle.result()
+    finally:
+        agent.unregister()
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError)
+    assert cause.type == "ModelCallFailed"
+    assert "provider unreachable" in str(cause)
+
+
+def test_agents_are_told_apart_by_name(tmp_path: Path) -> None:
+    first = build_agent("twin", tmp_path)
+    first.register()
+    try:
+        with pytest.raises(ValueError, match="another DurableAgent is registered as 'twin'"):
+            build_agent("twin", tmp_path).register()
+        first.register()  # the same agent again is fine
+    finally:
+        first.unregister()
