@@ -33,6 +33,7 @@ from ._client import (
     workflow_runner,
 )
 from ._definition import ActivityOptions, DurableAgent
+from ._hosts import TemporalHost, for_temporal_host
 from ._payloads import RunInput, RunOutput
 from ._placement import PLACEMENTS, Placed, PlacementError, in_activity, in_workflow
 from ._workflow import AgentRun
@@ -46,8 +47,10 @@ __all__ = [
     "PlacementError",
     "RunInput",
     "RunOutput",
+    "TemporalHost",
     "answer_interrupt",
     "create_worker",
+    "for_temporal_host",
     "in_activity",
     "in_workflow",
     "pending_interrupts",

@@ -48,6 +48,7 @@ __all__ = [
     "Side",
     "in_activity",
     "in_workflow",
+    "rule_of",
     "split_middleware",
 ]
 
@@ -148,7 +149,7 @@ def in_activity(source: MiddlewareSource) -> Placed:
 def _placed(source: MiddlewareSource, side: Side) -> Placed:
     if isinstance(source, Placed):
         raise PlacementError(f"{source!r} is placed already; place an item once")
-    rule = _rule_of(source)
+    rule = rule_of(source)
     if rule is not None and side not in rule.sides:
         raise PlacementError(
             f"{type(source).__name__} cannot run in {_SIDE_NAMES[side]}: {rule.why}. "
@@ -164,7 +165,8 @@ _SIDE_NAMES: dict[Side, str] = {
 }
 
 
-def _rule_of(source: object) -> _Rule | None:
+def rule_of(source: object) -> _Rule | None:
+    """The declaration of a catalog item (configured as it is), or None for anything else."""
     for cls in type(source).__mro__:
         rule = PLACEMENTS.get(cls)
         if rule is not None:
@@ -184,7 +186,7 @@ def split_middleware(
         PlacementError: an item without a declaration was not placed, or a placed item cannot
             run where it was placed.
     """
-    if isinstance(items, (Middleware, Placed)) or _rule_of(items) is not None:
+    if isinstance(items, (Middleware, Placed)) or rule_of(items) is not None:
         listed: list[object] = [items]
     else:
         listed = list(cast("Iterable[object]", items))
@@ -195,7 +197,7 @@ def split_middleware(
             side = item.side
             source = item.source
         else:
-            rule = _rule_of(item)
+            rule = rule_of(item)
             if rule is None:
                 raise PlacementError(
                     f"a durable run does not know where {item!r} may run: wrap it in "
