@@ -16,6 +16,12 @@ collect_ignore = (
     if importlib.util.find_spec("pydantic_ai") is not None
     else ["test_pydantic_ai_durability.py", "pydantic_ai_agent.py", "pydantic_ai_workflow.py"]
 )
+if importlib.util.find_spec("temporalio.strands_agents") is None:
+    collect_ignore += [
+        "test_strands_temporal_agent.py",
+        "strands_temporal_agent.py",
+        "strands_temporal_workflow.py",
+    ]
 
 CRASH_COUNTS: list[str] = []
 """One line per crash scenario, printed in the terminal summary (tests/durable/test_crashes.py)."""
