@@ -133,3 +133,32 @@ async def test_an_interrupt_raised_inside_an_activity_ends_the_call_with_an_erro
     assert "raised inside the tool activity" in refused["content"][0]["text"]
     assert output.interrupts_asked == []
     assert Journal(tmp_path / "journal", name).count("tool lookup start") == 0
+
+
+def only_decisions(interrupt: Interrupt, response: Any) -> None:
+    if response not in ("approve", "deny"):
+        raise ValueError(f"{interrupt.name} takes 'approve' or 'deny', got {response!r}")
+
+
+async def test_an_agent_may_check_answers_before_they_are_recorded(
+    client: Client, tmp_path: Path
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    name, queue = f"checked-{tag}", f"queue-{tag}"
+    agent = build_agent(name, tmp_path, [ToolApproval(tools=["refund"])])
+    agent.answer_check = only_decisions
+    try:
+        async with create_worker(client, task_queue=queue, agents=[agent]):
+            handle = await start_run(client, name, "Refund order 7", id=name, task_queue=queue)
+            [asked] = await wait_for_interrupts(handle)
+            with pytest.raises(WorkflowUpdateFailedError) as rejected:
+                await answer_interrupt(handle, asked.id, "maybe")
+            assert "approve-tool-call takes 'approve' or 'deny', got 'maybe'" in str(
+                rejected.value.cause
+            )
+            assert _update_events((await handle.fetch_history()).events) == []
+            await answer_interrupt(handle, asked.id, "approve")
+            output = await handle.result()
+    finally:
+        agent.unregister()
+    assert output.interrupts_asked == [asked.id]

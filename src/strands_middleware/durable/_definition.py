@@ -7,15 +7,16 @@ the same definition under a name (Temporal's rule for workflow code: the same co
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import cast
+from typing import Any, cast
 
 from temporalio.common import RetryPolicy
 
 from ..content import SystemPrompt, ToolChoice
 from ..engine.registry import MiddlewareRegistry, MiddlewareSource
+from ..interrupts import Interrupt
 from ..models import Model
 from ..tools import AgentTool
 from ._placement import Placed, split_middleware
@@ -93,6 +94,9 @@ class DurableAgent:
         model_activity: How model activities are scheduled.
         tool_activity: How tool activities are scheduled.
         answer_timeout: How long a run waits for interrupt answers; None waits for ever.
+        answer_check: Called by the answer update's validator with the pending `Interrupt` and
+            the response; raise (a ``ValueError`` with a message saying what is accepted) to
+            reject the answer before it is recorded. It must not change anything.
 
     Raises:
         PlacementError: a middleware cannot run where it is placed, or is not placed.
@@ -112,6 +116,7 @@ class DurableAgent:
         model_activity: ActivityOptions | None = None,
         tool_activity: ActivityOptions | None = None,
         answer_timeout: timedelta | None = None,
+        answer_check: Callable[[Interrupt, Any], None] | None = None,
     ) -> None:
         if not isinstance(cast(object, name), str) or not name:
             raise ValueError(f"DurableAgent(name=...) must be a non-empty string, got {name!r}")
@@ -130,6 +135,7 @@ class DurableAgent:
         self.model_activity = model_activity or ActivityOptions()
         self.tool_activity = tool_activity or ActivityOptions()
         self.answer_timeout = answer_timeout
+        self.answer_check = answer_check
         workflow_side, activity_side = split_middleware(middleware)
         self.workflow_middleware: list[MiddlewareSource] = workflow_side
         """What runs in workflow code, in order; a fresh agent per run registers it."""

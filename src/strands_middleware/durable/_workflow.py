@@ -160,14 +160,20 @@ def _run_agent(agent: DurableAgent) -> Agent:
     )
 
 
-def check_answer(pending: list[Interrupt], answered: dict[str, Any], answer: object) -> str:
+def check_answer(
+    pending: list[Interrupt],
+    answered: dict[str, Any],
+    answer: object,
+    agent: DurableAgent | None = None,
+) -> str:
     """The interrupt id ``answer`` answers; raises if it may not be accepted.
 
     An answer is ``{"interruptId": <id of a pending, unanswered interrupt>, "response": <JSON
-    value, not None>}``.
+    value, not None>}``, and passes the agent's ``answer_check`` if it has one.
 
     Raises:
-        ValueError: the answer is malformed, names no pending interrupt, or one answered already.
+        ValueError: the answer is malformed, names no pending interrupt, or one answered
+            already; or what ``answer_check`` raised.
     """
     if not isinstance(answer, dict):
         raise ValueError(f'an answer is {{"interruptId": ..., "response": ...}}, got {answer!r}')
@@ -187,6 +193,8 @@ def check_answer(pending: list[Interrupt], answered: dict[str, Any], answer: obj
         raise ValueError(f"interrupt {interrupt_id!r} is answered already")
     if fields["response"] is None:
         raise ValueError("an answer's response may not be None (None means 'not answered')")
+    if agent is not None and agent.answer_check is not None:
+        agent.answer_check(pending[ids.index(interrupt_id)], fields["response"])
     return cast(str, interrupt_id)
 
 
@@ -203,6 +211,7 @@ class AgentRun:
     def __init__(self, run: RunInput) -> None:
         # Set up here rather than in run(): an update arriving with the first workflow task is
         # validated before run() starts.
+        self._agent_name = run.agent
         self._pending: list[Interrupt] = []
         self._answers: dict[str, Any] = {}
         self._asked: list[str] = []
@@ -268,9 +277,9 @@ class AgentRun:
     def answer_interrupt(self, answer: Any) -> str:
         """Answer one pending interrupt; returns its id."""
         interrupt_id = check_answer(self._pending, self._answers, answer)
-        self._answers[interrupt_id] = answer["response"]
+        self._answers[interrupt_id] = answer["response"]  # checked in full by the validator
         return interrupt_id
 
     @answer_interrupt.validator
     def _validate_answer(self, answer: Any) -> None:
-        check_answer(self._pending, self._answers, answer)
+        check_answer(self._pending, self._answers, answer, registered_agent(self._agent_name))
