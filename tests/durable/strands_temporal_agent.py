@@ -14,7 +14,7 @@ from temporalio import activity, workflow
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage
 from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
-from strands_middleware.catalog import Redact
+from strands_middleware.catalog import Redact, ToolApproval
 from strands_middleware.durable import for_temporal_host, in_workflow
 from strands_middleware.testing import text_turn, tool_turn
 
@@ -41,12 +41,20 @@ async def lookup(order: int) -> str:
     return f"order {order}: 5 EUR, paid"
 
 
+MODELS: list[ScriptedStrandsModel] = []
+"""Every model the factory built, last one last: its script shows the requests it got."""
+
+
 def scripted_model() -> ScriptedStrandsModel:
     """The model factory the worker's ``StrandsPlugin`` builds the model with."""
-    return ScriptedStrandsModel(
+    model = ScriptedStrandsModel(
         [tool_turn("lookup", {"order": 7}, tool_use_id="call-lookup"), text_turn("Paid.")]
     )
+    MODELS.append(model)
+    return model
 
+
+APPROVAL = for_temporal_host("strands", [ToolApproval(tools=["lookup"])])
 
 MIDDLEWARE = for_temporal_host(
     "strands",

@@ -16,8 +16,8 @@ from temporalio.worker import Worker
 
 from strands_middleware.durable import workflow_runner
 
-from .strands_temporal_agent import SEEN, scripted_model
-from .strands_temporal_workflow import StrandsTemporalRun
+from .strands_temporal_agent import MODELS, SEEN, scripted_model
+from .strands_temporal_workflow import StrandsTemporalApproval, StrandsTemporalRun
 from .temporal_server import TemporalServer
 
 
@@ -34,3 +34,22 @@ async def test_both_stages_handlers_run_in_workflow_code(temporal_server: Tempor
         )
     assert output == "Paid."
     assert SEEN == [("model", True, False), ("tool", True, False), ("model", True, False)]
+
+
+async def test_an_approval_pauses_in_workflow_code_and_the_model_is_not_asked_again(
+    temporal_server: TemporalServer,
+) -> None:
+    plugin = StrandsPlugin(models={"scripted": scripted_model})
+    client = await Client.connect(temporal_server.address, plugins=[plugin])
+    queue = f"strands-{uuid.uuid4().hex[:8]}"
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=[StrandsTemporalApproval],
+        workflow_runner=workflow_runner(),
+    ):
+        output = await client.execute_workflow(
+            StrandsTemporalApproval.run, "Is order 7 paid?", id=queue, task_queue=queue
+        )
+    assert output == ["interrupt", "approve-tool-call", "order 7: 5 EUR, paid", "Paid."]
+    assert len(MODELS[-1].script.requests) == 2  # the resume did not ask the model again
