@@ -153,6 +153,7 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/bench_chain.py
 	$(BIN)/python benchmarks/bench_e2e.py --scaling
 	$(BIN)/python benchmarks/bench_stores.py
+	$(BIN)/python benchmarks/bench_durable.py
 
 clean:
 	rm -rf .venv site dist $(WHEEL_VENV) $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) $(LANGCHAIN_FLOOR_VENV) $(MCP_FLOOR_VENV) .venv-py310 .venv-py312 \

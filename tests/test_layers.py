@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "testing": 5,
     "conformance": 5,
     "mcp": 5,
+    "durable": 5,
 }
 """The layer of each top-level module or package of the library (DESIGN.md, "Layers")."""
 
@@ -65,6 +66,7 @@ FRAMEWORK_HOMES: dict[str, str] = {
     "mcp": f"{PACKAGE}.mcp",
     "mcp_types": f"{PACKAGE}.mcp",
     "uvicorn": f"{PACKAGE}.mcp",
+    "temporalio": f"{PACKAGE}.durable",
 }
 """Each framework's top-level import name and the only module (or package) that may import it.
 

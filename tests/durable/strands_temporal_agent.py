@@ -1,0 +1,66 @@
+"""Middleware for a ``temporalio-strands-agents`` ``TemporalAgent``, with the tool it calls.
+
+Imported passed through the workflow sandbox (see `strands_temporal_workflow`), so workflow
+code and activities share this module's objects: `SEEN` records where each handler ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from strands import tool
+from temporalio import activity, workflow
+
+from strands_middleware import ExecuteToolStage, InvokeModelStage
+from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
+from strands_middleware.catalog import Redact, ToolApproval
+from strands_middleware.durable import for_temporal_host, in_workflow
+from strands_middleware.testing import text_turn, tool_turn
+
+SEEN: list[tuple[str, bool, bool]] = []
+"""(stage, in workflow code, in an activity) for every handler call."""
+
+
+def recorder(stage: str) -> Any:
+    async def record(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+        SEEN.append((stage, workflow.in_workflow(), activity.in_activity()))
+        async for event in next_fn(context):
+            yield event
+
+    return record
+
+
+@tool
+async def lookup(order: int) -> str:
+    """Look an order up.
+
+    Args:
+        order: The order number.
+    """
+    return f"order {order}: 5 EUR, paid"
+
+
+MODELS: list[ScriptedStrandsModel] = []
+"""Every model the factory built, last one last: its script shows the requests it got."""
+
+
+def scripted_model() -> ScriptedStrandsModel:
+    """The model factory the worker's ``StrandsPlugin`` builds the model with."""
+    model = ScriptedStrandsModel(
+        [tool_turn("lookup", {"order": 7}, tool_use_id="call-lookup"), text_turn("Paid.")]
+    )
+    MODELS.append(model)
+    return model
+
+
+APPROVAL = for_temporal_host("strands", [ToolApproval(tools=["lookup"])])
+
+MIDDLEWARE = for_temporal_host(
+    "strands",
+    [
+        Redact(),
+        in_workflow(InvokeModelStage.wrap(recorder("model"))),
+        in_workflow(ExecuteToolStage.wrap(recorder("tool"))),
+    ],
+)

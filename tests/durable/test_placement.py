@@ -1,0 +1,94 @@
+"""Where each middleware runs in a durable run, and the refusals for places it cannot run."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from strands_middleware import ExecuteToolStage, InvokeModelStage
+from strands_middleware.catalog import (
+    Cache,
+    Redact,
+    Retry,
+    Timeout,
+    ToolApproval,
+    ToolSelector,
+)
+from strands_middleware.durable import PLACEMENTS, PlacementError, in_activity, in_workflow
+from strands_middleware.testing import ScriptedModel
+
+from .agents import build_agent
+
+
+async def passing(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+    async for event in next_fn(context):
+        yield event
+
+
+def _bare(cls: type[Any]) -> Any:
+    # Placement reads an item's class only, so an unconfigured instance stands for any.
+    return cls.__new__(cls)
+
+
+def test_catalog_items_land_where_they_declare(tmp_path: Path) -> None:
+    gate = ToolApproval(tools=["refund"])
+    selector = ToolSelector(lambda spec, context: True)
+    cache = Cache()
+    retry = Retry(attempts=2)
+    agent = build_agent("placement", tmp_path, [gate, cache, selector, retry])
+    assert agent.workflow_middleware == [gate, selector]
+    registered = agent.activity_registry.handlers(InvokeModelStage)
+    assert [handler.__qualname__ for _phase, handler in registered] == [
+        "Cache[invokeModel]",
+        "Retry[invokeModel]",
+    ]
+
+
+def test_a_selector_choosing_by_model_runs_in_the_activity(tmp_path: Path) -> None:
+    selector = ToolSelector(model=ScriptedModel([]))
+    with pytest.raises(PlacementError, match="its model chooses the tools"):
+        in_workflow(selector)
+    agent = build_agent("selector", tmp_path, [selector])
+    assert agent.workflow_middleware == []
+
+
+@pytest.mark.parametrize(
+    "cls", [cls for cls, rule in PLACEMENTS.items() if rule.sides == ("activity",)]
+)
+def test_an_item_with_side_effects_is_refused_in_workflow_code(cls: type[Any]) -> None:
+    with pytest.raises(PlacementError, match=f"{cls.__name__} cannot run in workflow code"):
+        in_workflow(_bare(cls))
+
+
+def test_the_refusal_says_why_and_what_to_do() -> None:
+    with pytest.raises(PlacementError) as refused:
+        in_workflow(Timeout(seconds=5))
+    assert str(refused.value) == (
+        "Timeout cannot run in workflow code: it reads a clock. It runs in an activity; "
+        "register it without in_workflow(...) (or with in_activity(...))."
+    )
+
+
+def test_an_approval_gate_is_refused_in_an_activity() -> None:
+    with pytest.raises(PlacementError, match="its interrupts are workflow waits"):
+        in_activity(ToolApproval())
+
+
+def test_a_refusal_at_agent_construction_leaves_nothing_registered(tmp_path: Path) -> None:
+    with pytest.raises(PlacementError, match="does not know where"):
+        build_agent("unplaced", tmp_path, [ExecuteToolStage.wrap(passing)])
+
+
+def test_a_deciding_item_may_move_into_the_activity(tmp_path: Path) -> None:
+    redact = Redact()
+    agent = build_agent("moved", tmp_path, [in_activity(redact)])
+    assert agent.workflow_middleware == []
+    assert agent.activity_registry.has_handlers(InvokeModelStage)
+
+
+def test_an_item_is_placed_once() -> None:
+    with pytest.raises(PlacementError, match="placed already"):
+        in_activity(in_workflow(InvokeModelStage.wrap(passing)))  # type: ignore[arg-type]

@@ -1,0 +1,55 @@
+"""This library's middleware on ``temporalio-strands-agents``' ``TemporalAgent``.
+
+The middleware is checked with `for_temporal_host("strands", ...)` and registered through the
+strands bridge inside the workflow; the run is on a real dev server, with the library passed
+through the sandbox. What the test pins: both stages' handlers run in workflow code (the model
+call is the host's activity around the model alone), as `for_temporal_host` assumes.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from temporalio.client import Client
+from temporalio.strands_agents import StrandsPlugin
+from temporalio.worker import Worker
+
+from strands_middleware.durable import workflow_runner
+
+from .strands_temporal_agent import MODELS, SEEN, scripted_model
+from .strands_temporal_workflow import StrandsTemporalApproval, StrandsTemporalRun
+from .temporal_server import TemporalServer
+
+
+async def test_both_stages_handlers_run_in_workflow_code(temporal_server: TemporalServer) -> None:
+    plugin = StrandsPlugin(models={"scripted": scripted_model})
+    client = await Client.connect(temporal_server.address, plugins=[plugin])
+    queue = f"strands-{uuid.uuid4().hex[:8]}"
+    SEEN.clear()
+    async with Worker(
+        client, task_queue=queue, workflows=[StrandsTemporalRun], workflow_runner=workflow_runner()
+    ):
+        output = await client.execute_workflow(
+            StrandsTemporalRun.run, "Is order 7 paid?", id=queue, task_queue=queue
+        )
+    assert output == "Paid."
+    assert SEEN == [("model", True, False), ("tool", True, False), ("model", True, False)]
+
+
+async def test_an_approval_pauses_in_workflow_code_and_the_model_is_not_asked_again(
+    temporal_server: TemporalServer,
+) -> None:
+    plugin = StrandsPlugin(models={"scripted": scripted_model})
+    client = await Client.connect(temporal_server.address, plugins=[plugin])
+    queue = f"strands-{uuid.uuid4().hex[:8]}"
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=[StrandsTemporalApproval],
+        workflow_runner=workflow_runner(),
+    ):
+        output = await client.execute_workflow(
+            StrandsTemporalApproval.run, "Is order 7 paid?", id=queue, task_queue=queue
+        )
+    assert output == ["interrupt", "approve-tool-call", "order 7: 5 EUR, paid", "Paid."]
+    assert len(MODELS[-1].script.requests) == 2  # the resume did not ask the model again
