@@ -1,0 +1,425 @@
+"""``InvokeModelStage`` on the OpenAI Agents SDK: a ``Model`` around the model the SDK resolves.
+
+The SDK asks one ``Model`` per turn: an agent's ``Model`` object, or the one its
+``ModelProvider`` gives for a name (`MiddlewareModelProvider`). `MiddlewareModel` runs this
+library's chain in ``get_response`` and ``stream_response`` with the wrapped model's own call as
+the terminal, so a handler may call ``next_fn`` as often as it likes (a retry asks again).
+
+Handlers see Converse (`_converse`). What they pass on goes back as the SDK's own: the very
+``ModelResponse`` (or ``response.completed`` event) the model produced when the chain's result
+is the one the terminal made, a copy carrying the handler's message and usage otherwise. In a
+streamed call the model's own stream events reach the SDK as they arrive; the SDK takes a turn's
+output and usage from the closing ``response.completed`` event only, which is the chain's result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+from agents import Model, ModelProvider, ModelResponse, ModelSettings
+from agents.items import TResponseInputItem, TResponseStreamEvent
+from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
+    ResponseOutputItemDoneEvent,
+    ResponseTextDeltaEvent,
+    ResponseUsage,
+)
+from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
+
+from ...content import StreamEvent, ToolSpec
+from ...engine.registry import MiddlewareRegistry, missing_result
+from ...events import ModelStopReason, TypedEvent
+from ...host.model_call import invoke_model_terminal
+from ...host.model_stream import process_model_stream
+from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
+from ._converse import (
+    chunks_of_response,
+    converse_messages,
+    host_input,
+    host_output,
+    host_tool_choice,
+    host_usage,
+    instructions_of,
+    tool_choice_of,
+    tool_spec_of,
+)
+
+__all__ = ["MiddlewareModel", "MiddlewareModelProvider"]
+
+
+def _function_tools(tools: list[Any]) -> list[Any]:
+    from agents import FunctionTool
+
+    return [tool for tool in tools if isinstance(tool, FunctionTool)]
+
+
+class _Request:
+    """The arguments of one SDK model call, as the terminal passes them on."""
+
+    __slots__ = ("args", "input", "instructions", "settings", "tools")
+
+    def __init__(
+        self,
+        instructions: str | None,
+        items: str | list[TResponseInputItem],
+        settings: ModelSettings,
+        tools: list[Any],
+        args: tuple[Any, ...],
+    ) -> None:
+        self.instructions = instructions
+        self.input = items
+        self.settings = settings
+        self.tools = tools
+        self.args = args  # output_schema, handoffs, tracing
+
+
+class _ModelCall:
+    """One SDK model call through the chain: the context handed out and the way back."""
+
+    __slots__ = (
+        "_raw",
+        "_request",
+        "_shown_messages",
+        "_specs",
+        "_terminal_result",
+        "completed",
+        "context",
+        "kwargs",
+        "response",
+        "wrapped",
+    )
+
+    def __init__(
+        self, model: MiddlewareModel, request: _Request, kwargs: dict[str, Any]
+    ) -> None:
+        self.wrapped = model.wrapped
+        self._request = request
+        self.kwargs = kwargs
+        messages = converse_messages(request.input)
+        self._shown_messages = converse_messages(request.input)
+        specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
+        self._specs = [tool_spec_of(t) for t in _function_tools(request.tools)]
+        self._raw: list[TResponseStreamEvent] = []
+        self._terminal_result: ModelStopReason | None = None
+        self.response: ModelResponse | None = None
+        self.completed: ResponseCompletedEvent | None = None
+        self.context = InvokeModelContext(
+            agent=model.agent,
+            messages=messages,
+            system_prompt=request.instructions,
+            tool_specs=specs,
+            tool_choice=tool_choice_of(request.settings.tool_choice),
+            invocation_state={},
+            model=self.wrapped,
+        )
+
+    # ---- the terminal ------------------------------------------------------------------------
+
+    def _arguments(self, ours: InvokeModelContext) -> tuple[Any, ...]:
+        request = self._request
+        items: str | list[TResponseInputItem] = request.input
+        if ours.messages != self._shown_messages:
+            items = host_input(ours.messages)
+        settings = request.settings
+        choice = host_tool_choice(ours.tool_choice)
+        if choice != settings.tool_choice and ours.tool_choice != tool_choice_of(
+            settings.tool_choice
+        ):
+            settings = settings.resolve(ModelSettings(tool_choice=choice))
+        tools = request.tools
+        if ours.tool_specs != self._specs:
+            import dataclasses
+
+            from agents import FunctionTool
+
+            specs = {spec["name"]: spec for spec in ours.tool_specs}
+            kept: list[Any] = []
+            for tool in tools:
+                if not isinstance(tool, FunctionTool):
+                    kept.append(tool)
+                elif tool.name in specs:
+                    spec = specs[tool.name]
+                    schema: Any = spec["inputSchema"]["json"]
+                    kept.append(
+                        dataclasses.replace(
+                            tool, description=spec["description"], params_json_schema=schema
+                        )
+                    )
+            tools = kept
+        return (instructions_of(ours.system_prompt), items, settings, tools, *request.args)
+
+    def terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+        chosen: Any = ours.model
+        if chosen is not self.wrapped and not isinstance(chosen, Model):
+            return invoke_model_terminal(ours)  # a model of this library
+        model: Model = chosen
+        return self._noted(self._chunks(model, ours))
+
+    async def _noted(self, chunks: AsyncIterator[StreamEvent]) -> AsyncGenerator[TypedEvent, None]:
+        async for event in process_model_stream(chunks):
+            if isinstance(event, ModelStopReason):
+                self._terminal_result = event
+            yield event
+
+    async def _chunks(
+        self, model: Model, ours: InvokeModelContext
+    ) -> AsyncGenerator[StreamEvent, None]:
+        arguments = self._arguments(ours)
+        response = await model.get_response(*arguments, **self.kwargs)
+        self.response = response
+        for chunk in chunks_of_response(response):
+            yield chunk
+
+    def streamed_terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+        chosen: Any = ours.model
+        if chosen is not self.wrapped and not isinstance(chosen, Model):
+            return invoke_model_terminal(ours)
+        model: Model = chosen
+        return self._noted(self._streamed_chunks(model, ours))
+
+    async def _streamed_chunks(
+        self, model: Model, ours: InvokeModelContext
+    ) -> AsyncGenerator[StreamEvent, None]:
+        arguments = self._arguments(ours)
+        streamed: set[int] = set()
+        open_block: int | None = None
+        yield {"messageStart": {"role": "assistant"}}
+        async for event in model.stream_response(*arguments, **self.kwargs):
+            if isinstance(event, ResponseCompletedEvent):
+                self.completed = event
+                if open_block is not None:
+                    yield {"contentBlockStop": {}}
+                response = ModelResponse(
+                    output=list(event.response.output),
+                    usage=_sdk_usage(event.response.usage),
+                    response_id=event.response.id,
+                )
+                self.response = response
+                rest = [
+                    item
+                    for index, item in enumerate(response.output)
+                    if index not in streamed
+                ]
+                rebuilt = ModelResponse(output=rest, usage=response.usage, response_id=None)
+                # The text blocks already streamed are in the message; the rest follows.
+                for chunk in chunks_of_response(rebuilt):
+                    if "messageStart" not in chunk:
+                        yield chunk
+                continue
+            self._raw.append(event)
+            if isinstance(event, ResponseTextDeltaEvent):
+                if open_block != event.output_index:
+                    if open_block is not None:
+                        yield {"contentBlockStop": {}}
+                    yield {"contentBlockStart": {"start": {}}}
+                    open_block = event.output_index
+                    streamed.add(event.output_index)
+                yield {"contentBlockDelta": {"delta": {"text": event.delta}}}
+            elif isinstance(event, ResponseOutputItemDoneEvent) and open_block is not None:
+                yield {"contentBlockStop": {}}
+                open_block = None
+
+    def raw_events(self) -> list[TResponseStreamEvent]:
+        """The model's own stream events not yet passed on to the SDK."""
+        raw, self._raw = self._raw, []
+        return raw
+
+    # ---- the way back ------------------------------------------------------------------------
+
+    def _unchanged(self, result: ModelStopReason) -> bool:
+        made = self._terminal_result
+        return made is not None and (
+            result is made
+            or (
+                result.stop_reason == made.stop_reason
+                and result.message == made.message
+                and result.usage == made.usage
+            )
+        )
+
+    def response_of(self, result: ModelStopReason) -> ModelResponse:
+        """The SDK's response for the chain's result: the model's own when unchanged."""
+        response = self.response
+        if response is not None and self._unchanged(result):
+            return response
+        return ModelResponse(
+            output=host_output(result.message),
+            usage=host_usage(result.usage),
+            response_id=None if response is None else response.response_id,
+        )
+
+    def completed_of(self, result: ModelStopReason) -> ResponseCompletedEvent:
+        """The ``response.completed`` event closing a streamed call, for the chain's result."""
+        completed = self.completed
+        if completed is not None and self._unchanged(result):
+            return completed
+        usage = host_usage(result.usage)
+        response_usage = ResponseUsage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            total_tokens=usage.total_tokens,
+            input_tokens_details=InputTokensDetails(cached_tokens=0),
+            output_tokens_details=OutputTokensDetails(reasoning_tokens=0),
+        )
+        output: list[Any] = host_output(result.message)
+        if completed is not None:
+            response = completed.response.model_copy(
+                update={"output": output, "usage": response_usage}
+            )
+            number = completed.sequence_number
+        else:
+            response = Response(
+                id="resp_middleware",
+                created_at=time.time(),
+                model="middleware",
+                object="response",
+                output=output,
+                parallel_tool_calls=False,
+                tool_choice="auto",
+                tools=[],
+                status="completed",
+                usage=response_usage,
+            )
+            number = 0
+        return ResponseCompletedEvent(
+            type="response.completed", response=response, sequence_number=number
+        )
+
+
+def _sdk_usage(usage: ResponseUsage | None) -> Any:
+    from agents import Usage
+
+    if usage is None:
+        return Usage()
+    return Usage(
+        requests=1,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.total_tokens,
+        input_tokens_details=usage.input_tokens_details,
+        output_tokens_details=usage.output_tokens_details,
+    )
+
+
+class MiddlewareModel(Model):
+    """The ``Model`` the SDK asks, running this library's InvokeModelStage around the real one.
+
+    Args:
+        wrapped: The SDK model every call goes to (the chain's terminal).
+        registry: The middleware to run.
+        agent: What handlers see as ``context.agent``.
+    """
+
+    def __init__(self, wrapped: Model, registry: MiddlewareRegistry, agent: Any) -> None:
+        self.wrapped = wrapped
+        self.registry = registry
+        self.agent = agent
+
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],  # noqa: A002 - the SDK's own parameter name
+        model_settings: ModelSettings,
+        tools: list[Any],
+        output_schema: Any,
+        handoffs: list[Any],
+        tracing: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
+        """One model call through the chain."""
+        request = _Request(
+            system_instructions,
+            input,
+            model_settings,
+            tools,
+            (output_schema, handoffs, tracing),
+        )
+        call = _ModelCall(self, request, kwargs)
+        result: ModelStopReason | None = None
+        async with self.registry.open(InvokeModelStage, call.context, call.terminal) as stream:
+            async for event in stream:
+                if isinstance(event, ModelStopReason):
+                    result = event
+        if result is None:
+            raise missing_result(InvokeModelStage)
+        return call.response_of(result)
+
+    async def stream_response(  # type: ignore[override]  # an async generator, as the SDK's own
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],  # noqa: A002
+        model_settings: ModelSettings,
+        tools: list[Any],
+        output_schema: Any,
+        handoffs: list[Any],
+        tracing: Any,
+        **kwargs: Any,
+    ) -> AsyncIterator[TResponseStreamEvent]:
+        """One streamed model call through the chain: the model's events, then the result."""
+        request = _Request(
+            system_instructions,
+            input,
+            model_settings,
+            tools,
+            (output_schema, handoffs, tracing),
+        )
+        call = _ModelCall(self, request, kwargs)
+        result: ModelStopReason | None = None
+        chain = self.registry.open(InvokeModelStage, call.context, call.streamed_terminal)
+        async with chain as stream:
+            async for event in stream:
+                for raw in call.raw_events():
+                    yield raw
+                if isinstance(event, ModelStopReason):
+                    result = event
+        if result is None:
+            raise missing_result(InvokeModelStage)
+        yield call.completed_of(result)
+
+    def get_retry_advice(self, request: Any) -> Any:
+        """The wrapped model's retry advice."""
+        return self.wrapped.get_retry_advice(request)
+
+    async def close(self) -> None:
+        """Close the wrapped model."""
+        await self.wrapped.close()
+
+    async def _cleanup_on_run_end(self, owner: object) -> None:
+        cleanup = getattr(self.wrapped, "_cleanup_on_run_end", None)
+        if cleanup is not None:
+            await cleanup(owner)
+
+    @property
+    def _supports_default_prompt_cache_key(self) -> bool:
+        return bool(getattr(self.wrapped, "_supports_default_prompt_cache_key", False))
+
+
+class MiddlewareModelProvider(ModelProvider):
+    """A ``ModelProvider`` whose models run this library's InvokeModelStage.
+
+    Args:
+        wrapped: The provider that resolves names (the SDK's ``MultiProvider`` by default).
+        registry: The middleware to run.
+        agent: What handlers see as ``context.agent``.
+    """
+
+    def __init__(self, wrapped: ModelProvider, registry: MiddlewareRegistry, agent: Any) -> None:
+        self.wrapped = wrapped
+        self.registry = registry
+        self.agent = agent
+
+    def get_model(self, model_name: str | None) -> Model:
+        """The wrapped provider's model for ``model_name``, wrapped."""
+        model = self.wrapped.get_model(model_name)
+        if isinstance(model, MiddlewareModel):
+            return model
+        return MiddlewareModel(model, self.registry, self.agent)
+
+    async def aclose(self) -> None:
+        """Close the wrapped provider."""
+        close = getattr(self.wrapped, "aclose", None)
+        if close is not None:
+            await close()

@@ -1,0 +1,159 @@
+"""Test helpers for the OpenAI Agents SDK bridge: a scripted SDK ``Model``, no network."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+from agents import FunctionTool, Model, ModelResponse, ModelSettings
+from agents.items import TResponseInputItem, TResponseStreamEvent
+from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
+    ResponseCreatedEvent,
+    ResponseTextDeltaEvent,
+    ResponseUsage,
+)
+from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
+
+from ...events import ModelStopReason
+from ...host.model_stream import process_model_stream
+from ...models import Model as LibraryModel
+from ...testing import ScriptedModel, ScriptedTurn
+from ._converse import (
+    converse_messages,
+    host_output,
+    host_usage,
+    tool_choice_of,
+    tool_spec_of,
+)
+
+__all__ = ["ScriptedOpenAIModel"]
+
+
+class ScriptedOpenAIModel(Model):
+    """An OpenAI Agents SDK ``Model`` playing a `strands_middleware.testing.ScriptedModel`.
+
+    Both of the SDK's ways of asking are scripted: ``get_response`` gets the turn's finished
+    ``ModelResponse`` (with the script's usage), ``stream_response`` the turn's text deltas as
+    Responses stream events, then ``response.completed``. The script and its recorded requests
+    are shared: ``model.script.requests`` shows, in Converse, what the SDK sent.
+
+    Example:
+        ```python
+        model = ScriptedOpenAIModel([text_turn("hello")])
+        agent = agents.Agent("assistant", model=model)
+        ```
+
+    Args:
+        script: A `ScriptedModel` (or another model of this library), or the turns to build a
+            `ScriptedModel` from.
+    """
+
+    def __init__(self, script: ScriptedModel | LibraryModel | Iterable[ScriptedTurn]) -> None:
+        played: Any = script
+        self.script: ScriptedModel | LibraryModel = (
+            played if hasattr(played, "stream") else ScriptedModel(played)
+        )
+
+    async def _turn(
+        self,
+        system_instructions: str | None,
+        items: str | list[TResponseInputItem],
+        settings: ModelSettings,
+        tools: list[Any],
+    ) -> tuple[ModelStopReason, list[str]]:
+        specs = [tool_spec_of(tool) for tool in tools if isinstance(tool, FunctionTool)]
+        chunks = self.script.stream(
+            converse_messages(items),
+            specs or None,
+            system_instructions,
+            tool_choice=tool_choice_of(settings.tool_choice),
+        )
+        deltas: list[str] = []
+        result: ModelStopReason | None = None
+        async for event in process_model_stream(chunks):
+            if isinstance(event, ModelStopReason):
+                result = event
+            elif "data" in event and isinstance(event["data"], str):
+                deltas.append(event["data"])
+        assert result is not None  # process_model_stream always ends with one
+        return result, deltas
+
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],  # noqa: A002 - the SDK's own parameter name
+        model_settings: ModelSettings,
+        tools: list[Any],
+        output_schema: Any,
+        handoffs: list[Any],
+        tracing: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
+        """The script's next turn, finished."""
+        result, _ = await self._turn(system_instructions, input, model_settings, tools)
+        return ModelResponse(
+            output=host_output(result.message),
+            usage=host_usage(result.usage),
+            response_id=None,
+        )
+
+    async def stream_response(  # type: ignore[override]  # an async generator, as the SDK's own
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],  # noqa: A002
+        model_settings: ModelSettings,
+        tools: list[Any],
+        output_schema: Any,
+        handoffs: list[Any],
+        tracing: Any,
+        **kwargs: Any,
+    ) -> AsyncIterator[TResponseStreamEvent]:
+        """The script's next turn as Responses stream events."""
+        result, deltas = await self._turn(system_instructions, input, model_settings, tools)
+        usage = host_usage(result.usage)
+        response = Response(
+            id="resp_scripted",
+            created_at=0,
+            model="scripted",
+            object="response",
+            output=list(host_output(result.message)),
+            parallel_tool_calls=False,
+            tool_choice="auto",
+            tools=[],
+            status="completed",
+            usage=ResponseUsage(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                total_tokens=usage.total_tokens,
+                input_tokens_details=InputTokensDetails(cached_tokens=0),
+                output_tokens_details=OutputTokensDetails(reasoning_tokens=0),
+            ),
+        )
+        number = 0
+        started = response.model_copy(update={"output": [], "status": "in_progress"})
+        yield ResponseCreatedEvent(
+            type="response.created", response=started, sequence_number=number
+        )
+        text_index = next(
+            (i for i, block in enumerate(result.message["content"]) if "text" in block), 0
+        )
+        for delta in deltas:
+            # A network read between events, as the SDK's own models have.
+            await asyncio.sleep(0)
+            number += 1
+            yield ResponseTextDeltaEvent(
+                type="response.output_text.delta",
+                item_id=f"msg_{text_index}",
+                output_index=text_index,
+                content_index=0,
+                delta=delta,
+                logprobs=[],
+                sequence_number=number,
+            )
+        await asyncio.sleep(0)
+        yield ResponseCompletedEvent(
+            type="response.completed", response=response, sequence_number=number + 1
+        )
