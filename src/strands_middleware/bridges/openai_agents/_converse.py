@@ -15,6 +15,7 @@ from agents import FunctionTool, ModelResponse, Usage
 from agents.items import TResponseInputItem, TResponseOutputItem
 from openai.types.responses import (
     ResponseFunctionToolCall,
+    ResponseUsage,
     ResponseOutputMessage,
     ResponseOutputText,
     ResponseReasoningItem,
@@ -41,6 +42,7 @@ __all__ = [
     "host_output",
     "host_tool_choice",
     "host_usage",
+    "response_usage",
     "instructions_of",
     "stop_reason_of",
     "tool_choice_of",
@@ -208,6 +210,20 @@ def host_usage(usage: ConverseUsage) -> Usage:
         input_tokens=usage.get("inputTokens", 0),
         output_tokens=usage.get("outputTokens", 0),
         total_tokens=usage.get("totalTokens", 0),
+    )
+
+
+def response_usage(usage: ConverseUsage) -> ResponseUsage:
+    """Converse usage as the usage of a Responses ``Response``."""
+    # Validated from data: the details' required fields grow with openai releases.
+    return ResponseUsage.model_validate(
+        {
+            "input_tokens": usage.get("inputTokens", 0),
+            "output_tokens": usage.get("outputTokens", 0),
+            "total_tokens": usage.get("totalTokens", 0),
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        }
     )
 
 

@@ -27,7 +27,6 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
     ResponseUsage,
 )
-from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 from ...content import StreamEvent, ToolSpec
 from ...engine.registry import MiddlewareRegistry, missing_result
@@ -43,6 +42,7 @@ from ._converse import (
     host_tool_choice,
     host_usage,
     instructions_of,
+    response_usage,
     tool_choice_of,
     tool_spec_of,
 )
@@ -256,18 +256,11 @@ class _ModelCall:
         completed = self.completed
         if completed is not None and self._unchanged(result):
             return completed
-        usage = host_usage(result.usage)
-        response_usage = ResponseUsage(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            total_tokens=usage.total_tokens,
-            input_tokens_details=InputTokensDetails(cached_tokens=0),
-            output_tokens_details=OutputTokensDetails(reasoning_tokens=0),
-        )
+        usage = response_usage(result.usage)
         output: list[Any] = host_output(result.message)
         if completed is not None:
             response = completed.response.model_copy(
-                update={"output": output, "usage": response_usage}
+                update={"output": output, "usage": usage}
             )
             number = completed.sequence_number
         else:
@@ -281,7 +274,7 @@ class _ModelCall:
                 tool_choice="auto",
                 tools=[],
                 status="completed",
-                usage=response_usage,
+                usage=usage,
             )
             number = 0
         return ResponseCompletedEvent(

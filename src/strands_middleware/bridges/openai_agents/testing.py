@@ -13,9 +13,7 @@ from openai.types.responses import (
     ResponseCompletedEvent,
     ResponseCreatedEvent,
     ResponseTextDeltaEvent,
-    ResponseUsage,
 )
-from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
 from ...events import ModelStopReason
 from ...host.model_stream import process_model_stream
@@ -25,6 +23,7 @@ from ._converse import (
     converse_messages,
     host_output,
     host_usage,
+    response_usage,
     tool_choice_of,
     tool_spec_of,
 )
@@ -113,7 +112,6 @@ class ScriptedOpenAIModel(Model):
     ) -> AsyncIterator[TResponseStreamEvent]:
         """The script's next turn as Responses stream events."""
         result, deltas = await self._turn(system_instructions, input, model_settings, tools)
-        usage = host_usage(result.usage)
         response = Response(
             id="resp_scripted",
             created_at=0,
@@ -124,13 +122,7 @@ class ScriptedOpenAIModel(Model):
             tool_choice="auto",
             tools=[],
             status="completed",
-            usage=ResponseUsage(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                total_tokens=usage.total_tokens,
-                input_tokens_details=InputTokensDetails(cached_tokens=0),
-                output_tokens_details=OutputTokensDetails(reasoning_tokens=0),
-            ),
+            usage=response_usage(result.usage),
         )
         number = 0
         started = response.model_copy(update={"output": [], "status": "in_progress"})
