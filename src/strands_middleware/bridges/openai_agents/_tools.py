@@ -16,6 +16,7 @@ offers no way), so the call ends with an error result and the tool does not run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import threading
@@ -209,7 +210,10 @@ class ToolCalls:
         try:
             event = await asyncio.shield(pending.task)
         except asyncio.CancelledError:
+            # The run is cancelled: close the chain's handlers before the run ends.
             pending.task.cancel()
+            with contextlib.suppress(BaseException):
+                await pending.task
             raise
         return _host_result(event, pending.tool)
 

@@ -56,6 +56,10 @@ class ScriptedOpenAIModel(Model):
             played if hasattr(played, "stream") else ScriptedModel(played)
         )
 
+    def get_config(self) -> dict[str, Any]:
+        """A fixed model id: two scripted models are the same model to a cache or a log."""
+        return {"model_id": "scripted"}
+
     async def _turn(
         self,
         system_instructions: str | None,
