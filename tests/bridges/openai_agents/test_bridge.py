@@ -101,7 +101,9 @@ def seen_roles(log: list[Any]) -> Any:
 async def test_every_model_call_runs_the_chain_and_the_tool_runs_once(streamed: bool) -> None:
     log: list[Any] = []
     middleware = OpenAIAgentsMiddleware(seen_roles(log))
-    model = ScriptedOpenAIModel([tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Done.")])
+    model = ScriptedOpenAIModel(
+        [tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Done.")]
+    )
     agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
     result = await run(agent, "Delete /a", streamed=streamed)
     assert result.final_output == "Done."
@@ -181,14 +183,15 @@ async def test_a_per_call_model_switch_reaches_the_sdk(streamed: bool) -> None:
     result = await run(middleware.wrap(Agent("a", model=first)), "Hi", streamed=streamed)
     assert result.final_output == "From the other model."
     assert len(other.script.requests) == 1
-    assert isinstance(first.script, ScriptedModel) and not first.script.requests
+    assert isinstance(first.script, ScriptedModel)
+    assert not first.script.requests
 
 
 @pytest.mark.parametrize("streamed", [False, True])
 async def test_tool_input_changed_by_a_handler_reaches_the_tool(streamed: bool) -> None:
     def redirect(context: ExecuteToolContext) -> ExecuteToolContext:
-        tool_use = {**context.tool_use, "input": {"path": "/safe"}}
-        return dataclasses.replace(context, tool_use=tool_use)
+        tool_use = context.tool_use
+        return dataclasses.replace(context, tool_use={**tool_use, "input": {"path": "/safe"}})
 
     middleware = OpenAIAgentsMiddleware(ExecuteToolStage.input(redirect))
     model = ScriptedOpenAIModel([tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("ok")])
@@ -213,9 +216,7 @@ def gate(asked: list[Any]) -> Any:
 def paused_agent(asked: list[Any]) -> tuple[OpenAIAgentsMiddleware, Agent[Any], ScriptedModel]:
     script = ScriptedModel([tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Done.")])
     middleware = OpenAIAgentsMiddleware(gate(asked))
-    agent = middleware.wrap(
-        Agent("a", model=ScriptedOpenAIModel(script), tools=[delete_file])
-    )
+    agent = middleware.wrap(Agent("a", model=ScriptedOpenAIModel(script), tools=[delete_file]))
     return middleware, agent, script
 
 
@@ -305,7 +306,7 @@ def test_a_model_the_sdk_cannot_run_is_refused_at_wrap() -> None:
     # The SDK checks the model when the agent is built; one set later reaches wrap().
     agent = Agent("a")
     agent.model = object()  # type: ignore[assignment]
-    with pytest.raises(TypeError, match="agents.Model, a model name, or None"):
+    with pytest.raises(TypeError, match=r"agents\.Model, a model name, or None"):
         OpenAIAgentsMiddleware().wrap(agent)
 
 

@@ -15,10 +15,10 @@ from agents import FunctionTool, ModelResponse, Usage
 from agents.items import TResponseInputItem, TResponseOutputItem
 from openai.types.responses import (
     ResponseFunctionToolCall,
-    ResponseUsage,
     ResponseOutputMessage,
     ResponseOutputText,
     ResponseReasoningItem,
+    ResponseUsage,
 )
 from openai.types.responses.response_reasoning_item import Summary
 
@@ -42,8 +42,8 @@ __all__ = [
     "host_output",
     "host_tool_choice",
     "host_usage",
-    "response_usage",
     "instructions_of",
+    "response_usage",
     "stop_reason_of",
     "tool_choice_of",
     "tool_spec_of",
@@ -172,15 +172,16 @@ def tool_spec_of(tool: FunctionTool) -> ToolSpec:
 
 def tool_choice_of(choice: object) -> ToolChoice | None:
     """The SDK's ``ModelSettings.tool_choice`` as a Converse tool choice."""
+    found: Any
     if choice is None:
         return None
     if choice == "required":
-        return {"any": {}}
-    if choice in ("auto", "none"):
-        return {"auto": {}}
-    if isinstance(choice, str):
-        return {"tool": {"name": choice}}
-    return {"auto": {}}
+        found = {"any": {}}
+    elif isinstance(choice, str) and choice not in ("auto", "none"):
+        found = {"tool": {"name": choice}}
+    else:
+        found = {"auto": {}}
+    return cast(ToolChoice, found)
 
 
 def host_tool_choice(choice: ToolChoice | None) -> str | None:

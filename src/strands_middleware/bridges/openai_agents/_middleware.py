@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from agents import Agent, FunctionTool, Model, RunConfig, RunState
 from agents.items import ToolApprovalItem
@@ -37,9 +37,10 @@ _REFUSAL = (
 
 
 def _call_id(item: ToolApprovalItem) -> str:
-    raw: Any = item.raw_item
-    call_id = raw.get("call_id") if isinstance(raw, Mapping) else getattr(raw, "call_id", None)
-    return str(call_id)
+    raw: object = item.raw_item
+    if isinstance(raw, Mapping):
+        return str(cast("Mapping[str, object]", raw).get("call_id"))
+    return str(getattr(raw, "call_id", None))
 
 
 class OpenAIAgentsMiddleware(MiddlewareHostMixin):
@@ -245,4 +246,3 @@ def _answers(responses: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
             )
         answers[interrupt_id] = answer
     return answers
-

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 from agents import Model, ModelProvider, ModelResponse, ModelSettings
 from agents.items import TResponseInputItem, TResponseStreamEvent
@@ -92,9 +92,7 @@ class _ModelCall:
         "wrapped",
     )
 
-    def __init__(
-        self, model: MiddlewareModel, request: _Request, kwargs: dict[str, Any]
-    ) -> None:
+    def __init__(self, model: MiddlewareModel, request: _Request, kwargs: dict[str, Any]) -> None:
         self.wrapped = model.wrapped
         self._request = request
         self.kwargs = kwargs
@@ -113,7 +111,8 @@ class _ModelCall:
             tool_specs=specs,
             tool_choice=tool_choice_of(request.settings.tool_choice),
             invocation_state={},
-            model=self.wrapped,
+            # The SDK's own model: a handler may hand another one (or one of this library's).
+            model=cast(Any, self.wrapped),
         )
 
     # ---- the terminal ------------------------------------------------------------------------
@@ -198,11 +197,7 @@ class _ModelCall:
                     response_id=event.response.id,
                 )
                 self.response = response
-                rest = [
-                    item
-                    for index, item in enumerate(response.output)
-                    if index not in streamed
-                ]
+                rest = [item for index, item in enumerate(response.output) if index not in streamed]
                 rebuilt = ModelResponse(output=rest, usage=response.usage, response_id=None)
                 # The text blocks already streamed are in the message; the rest follows.
                 for chunk in chunks_of_response(rebuilt):
@@ -259,9 +254,7 @@ class _ModelCall:
         usage = response_usage(result.usage)
         output: list[Any] = host_output(result.message)
         if completed is not None:
-            response = completed.response.model_copy(
-                update={"output": output, "usage": usage}
-            )
+            response = completed.response.model_copy(update={"output": output, "usage": usage})
             number = completed.sequence_number
         else:
             response = Response(
@@ -311,10 +304,10 @@ class MiddlewareModel(Model):
         self.registry = registry
         self.agent = agent
 
-    async def get_response(
+    async def get_response(  # noqa: PLR0917 - the SDK's own signature
         self,
         system_instructions: str | None,
-        input: str | list[TResponseInputItem],  # noqa: A002 - the SDK's own parameter name
+        input: str | list[TResponseInputItem],
         model_settings: ModelSettings,
         tools: list[Any],
         output_schema: Any,
@@ -340,10 +333,10 @@ class MiddlewareModel(Model):
             raise missing_result(InvokeModelStage)
         return call.response_of(result)
 
-    async def stream_response(  # type: ignore[override]  # an async generator, as the SDK's own
+    async def stream_response(  # noqa: PLR0917 - the SDK's own signature
         self,
         system_instructions: str | None,
-        input: str | list[TResponseInputItem],  # noqa: A002
+        input: str | list[TResponseInputItem],
         model_settings: ModelSettings,
         tools: list[Any],
         output_schema: Any,

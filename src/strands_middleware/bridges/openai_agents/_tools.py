@@ -120,7 +120,9 @@ def _host_result(event: ToolResultEvent, tool: _SDKTool) -> Any:
     """What the SDK gets as the tool's output for the chain's result."""
     if tool.produced is not None and tool.produced[0] is event:
         return tool.produced[1]
-    return "".join(str(item.get("text", item.get("json", ""))) for item in event.tool_result["content"])
+    return "".join(
+        str(item.get("text", item.get("json", ""))) for item in event.tool_result["content"]
+    )
 
 
 class _Pending:
@@ -221,7 +223,8 @@ class ToolCalls:
         self, tool: FunctionTool, invoker: Invoker, context: ToolContext[Any], args_json: str
     ) -> Any:
         call_id = context.tool_call_id
-        answers: Mapping[str, Interrupt] = self.answers.pop(call_id, None) or _ApprovedCall(call_id)
+        given = self.answers.pop(call_id, None)
+        answers: Mapping[str, Interrupt] = given if given is not None else _ApprovedCall(call_id)
         self.owed.pop(call_id, None)
         arguments: Any = json.loads(args_json) if args_json else {}
         tool_use = copy_tool_use({"toolUseId": call_id, "name": tool.name, "input": arguments})

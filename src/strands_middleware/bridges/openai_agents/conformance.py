@@ -14,6 +14,7 @@ from typing import Any
 
 from agents import (
     Agent,
+    ModelResponse,
     RunConfig,
     RunContextWrapper,
     RunHooks,
@@ -25,6 +26,7 @@ from agents import (
     function_tool,
     set_tracing_disabled,
 )
+from agents.items import TResponseInputItem
 
 from ...conformance.harness import AgentSetup, Capability, HookName, RunReport
 from ...content import Message, Messages
@@ -42,10 +44,18 @@ class _HookLog(RunHooks[Any]):
     def __init__(self, log: list[HookName]) -> None:
         self.log = log
 
-    async def on_llm_start(self, context: Any, agent: Any, *args: Any) -> None:
+    async def on_llm_start(
+        self,
+        context: RunContextWrapper[Any],
+        agent: Agent[Any],
+        system_prompt: str | None,
+        input_items: list[TResponseInputItem],
+    ) -> None:
         self.log.append("before_model_call")
 
-    async def on_llm_end(self, context: Any, agent: Any, *args: Any) -> None:
+    async def on_llm_end(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse
+    ) -> None:
         self.log.append("after_model_call")
 
     async def on_tool_start(self, context: RunContextWrapper[Any], agent: Any, tool: Any) -> None:
@@ -83,7 +93,9 @@ class OpenAIAgentsAgent:
 
     async def run(self, prompt: str) -> RunReport:
         if self._state_json is not None:
-            raise RuntimeError("the run is paused on interrupts: resume it with their answers first")
+            raise RuntimeError(
+                "the run is paused on interrupts: resume it with their answers first"
+            )
         result = await Runner.run(
             self.agent,
             [*self.history, {"role": "user", "content": prompt}],

@@ -84,10 +84,10 @@ class ScriptedOpenAIModel(Model):
         assert result is not None  # process_model_stream always ends with one
         return result, deltas
 
-    async def get_response(
+    async def get_response(  # noqa: PLR0917 - the SDK's own signature
         self,
         system_instructions: str | None,
-        input: str | list[TResponseInputItem],  # noqa: A002 - the SDK's own parameter name
+        input: str | list[TResponseInputItem],
         model_settings: ModelSettings,
         tools: list[Any],
         output_schema: Any,
@@ -103,10 +103,10 @@ class ScriptedOpenAIModel(Model):
             response_id=None,
         )
 
-    async def stream_response(  # type: ignore[override]  # an async generator, as the SDK's own
+    async def stream_response(  # noqa: PLR0917 - the SDK's own signature
         self,
         system_instructions: str | None,
-        input: str | list[TResponseInputItem],  # noqa: A002
+        input: str | list[TResponseInputItem],
         model_settings: ModelSettings,
         tools: list[Any],
         output_schema: Any,
