@@ -36,13 +36,16 @@ from ...host.model_stream import process_model_stream
 from ...stages.invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
     chunks_of_response,
+    converse_message,
     converse_messages,
+    converse_usage,
     host_input,
     host_output,
     host_tool_choice,
     host_usage,
     instructions_of,
     response_usage,
+    stop_reason_of,
     tool_choice_of,
     tool_spec_of,
 )
@@ -80,14 +83,13 @@ class _ModelCall:
     """One SDK model call through the chain: the context handed out and the way back."""
 
     __slots__ = (
-        "_raw",
         "_request",
         "_shown_messages",
         "_specs",
-        "_terminal_result",
         "completed",
         "context",
         "kwargs",
+        "raw",
         "response",
         "wrapped",
     )
@@ -100,8 +102,8 @@ class _ModelCall:
         self._shown_messages = converse_messages(request.input)
         specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
         self._specs = [tool_spec_of(t) for t in _function_tools(request.tools)]
-        self._raw: list[TResponseStreamEvent] = []
-        self._terminal_result: ModelStopReason | None = None
+        # The model's own stream events not yet passed on to the SDK.
+        self.raw: list[TResponseStreamEvent] = []
         self.response: ModelResponse | None = None
         self.completed: ResponseCompletedEvent | None = None
         self.context = InvokeModelContext(
@@ -155,13 +157,7 @@ class _ModelCall:
         if chosen is not self.wrapped and not isinstance(chosen, Model):
             return invoke_model_terminal(ours)  # a model of this library
         model: Model = chosen
-        return self._noted(self._chunks(model, ours))
-
-    async def _noted(self, chunks: AsyncIterator[StreamEvent]) -> AsyncGenerator[TypedEvent, None]:
-        async for event in process_model_stream(chunks):
-            if isinstance(event, ModelStopReason):
-                self._terminal_result = event
-            yield event
+        return process_model_stream(self._chunks(model, ours))
 
     async def _chunks(
         self, model: Model, ours: InvokeModelContext
@@ -177,7 +173,7 @@ class _ModelCall:
         if chosen is not self.wrapped and not isinstance(chosen, Model):
             return invoke_model_terminal(ours)
         model: Model = chosen
-        return self._noted(self._streamed_chunks(model, ours))
+        return process_model_stream(self._streamed_chunks(model, ours))
 
     async def _streamed_chunks(
         self, model: Model, ours: InvokeModelContext
@@ -204,7 +200,7 @@ class _ModelCall:
                     if "messageStart" not in chunk:
                         yield chunk
                 continue
-            self._raw.append(event)
+            self.raw.append(event)
             if isinstance(event, ResponseTextDeltaEvent):
                 if open_block != event.output_index:
                     if open_block is not None:
@@ -217,28 +213,21 @@ class _ModelCall:
                 yield {"contentBlockStop": {}}
                 open_block = None
 
-    def raw_events(self) -> list[TResponseStreamEvent]:
-        """The model's own stream events not yet passed on to the SDK."""
-        raw, self._raw = self._raw, []
-        return raw
-
     # ---- the way back ------------------------------------------------------------------------
 
-    def _unchanged(self, result: ModelStopReason) -> bool:
-        made = self._terminal_result
-        return made is not None and (
-            result is made
-            or (
-                result.stop_reason == made.stop_reason
-                and result.message == made.message
-                and result.usage == made.usage
-            )
+    def _unchanged(self, result: ModelStopReason, response: ModelResponse) -> bool:
+        # Once per call, not per event: the result still says what the model's response does.
+        message = converse_message(response.output)
+        return (
+            result.stop_reason == stop_reason_of(message)
+            and result.usage == converse_usage(response.usage)
+            and result.message == message
         )
 
     def response_of(self, result: ModelStopReason) -> ModelResponse:
         """The SDK's response for the chain's result: the model's own when unchanged."""
         response = self.response
-        if response is not None and self._unchanged(result):
+        if response is not None and self._unchanged(result, response):
             return response
         return ModelResponse(
             output=host_output(result.message),
@@ -249,15 +238,16 @@ class _ModelCall:
     def completed_of(self, result: ModelStopReason) -> ResponseCompletedEvent:
         """The ``response.completed`` event closing a streamed call, for the chain's result."""
         completed = self.completed
-        if completed is not None and self._unchanged(result):
+        response = self.response
+        if completed is not None and response is not None and self._unchanged(result, response):
             return completed
         usage = response_usage(result.usage)
         output: list[Any] = host_output(result.message)
         if completed is not None:
-            response = completed.response.model_copy(update={"output": output, "usage": usage})
+            rebuilt = completed.response.model_copy(update={"output": output, "usage": usage})
             number = completed.sequence_number
         else:
-            response = Response(
+            rebuilt = Response(
                 id="resp_middleware",
                 created_at=time.time(),
                 model="middleware",
@@ -271,7 +261,7 @@ class _ModelCall:
             )
             number = 0
         return ResponseCompletedEvent(
-            type="response.completed", response=response, sequence_number=number
+            type="response.completed", response=rebuilt, sequence_number=number
         )
 
 
@@ -355,12 +345,15 @@ class MiddlewareModel(Model):
         call = _ModelCall(self, request, kwargs)
         result: ModelStopReason | None = None
         chain = self.registry.open(InvokeModelStage, call.context, call.streamed_terminal)
+        raw = call.raw
         async with chain as stream:
             async for event in stream:
-                for raw in call.raw_events():
-                    yield raw
-                if isinstance(event, ModelStopReason):
-                    result = event
+                if raw:
+                    for own in raw:
+                        yield own
+                    raw.clear()
+                if event.__class__ is ModelStopReason:
+                    result = cast(ModelStopReason, event)
         if result is None:
             raise missing_result(InvokeModelStage)
         yield call.completed_of(result)
