@@ -158,7 +158,9 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
             found.extend(owed.get(_call_id(item), ()))
         return found
 
-    def resume(self, state: RunState[Any], responses: Mapping[str, Any] | Sequence[Any]) -> None:
+    def resume(
+        self, state: RunState[Any], responses: Mapping[str, Any] | Sequence[Mapping[str, Any]]
+    ) -> None:
         """Answer a paused run's interrupts; then run ``state`` again to go on.
 
         ``responses`` are answers by interrupt id, or the ``interruptResponse`` blocks every
@@ -225,15 +227,16 @@ def _interruptions(paused: Any) -> list[ToolApprovalItem]:
     return list(found)
 
 
-def _answers(responses: Mapping[str, Any] | Sequence[Any]) -> dict[str, Any]:
+def _answers(responses: object) -> dict[str, Any]:
     if isinstance(responses, Mapping):
-        return dict(responses)
-    if isinstance(responses, (str, bytes)):
+        return dict(cast("Mapping[str, Any]", responses))
+    if not isinstance(responses, (list, tuple)):
         raise InterruptResponseFormatError(
-            f"answers must be a mapping of interrupt id to answer or {RESPONSE_SHAPE}, got a str"
+            f"answers must be a mapping of interrupt id to answer or {RESPONSE_SHAPE}, got "
+            f"{type(responses).__name__}"
         )
     answers: dict[str, Any] = {}
-    for block in responses:
+    for block in cast("Sequence[object]", responses):
         parsed = parse_block(block)
         if isinstance(parsed, str):
             raise InterruptResponseFormatError(

@@ -352,8 +352,8 @@ class MiddlewareModel(Model):
                     for own in raw:
                         yield own
                     raw.clear()
-                if event.__class__ is ModelStopReason:
-                    result = cast(ModelStopReason, event)
+                if isinstance(event, ModelStopReason):
+                    result = event
         if result is None:
             raise missing_result(InvokeModelStage)
         yield call.completed_of(result)
