@@ -11,7 +11,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: test demo lint typecheck pytest bench install clean test-strands-floor redis-server \
-	test-py310 test-py312 test-py313 test-pydantic-ai-floor
+	test-py310 test-py312 test-py313 test-pydantic-ai-floor test-openai-agents-floor
 
 install: $(STAMP)
 
@@ -87,6 +87,20 @@ test-langchain-floor: $(STAMP) redis-server
 		tests/bridges/test_parity.py tests/catalog tests/conformance/test_hosts.py \
 		-k "langchain or LangChain"
 
+# The OpenAI Agents SDK bridge against the oldest openai-agents it supports (the bridge's tests fail
+# on older releases), in a venv of its own; the override pins it below the dev extra's floor.
+OPENAI_AGENTS_FLOOR := 0.20.0
+OPENAI_AGENTS_FLOOR_VENV := .venv-openai-agents-floor
+
+test-openai-agents-floor: $(STAMP)
+	$(UV) venv --quiet --allow-existing --no-python-downloads --python $(BIN)/python \
+		$(OPENAI_AGENTS_FLOOR_VENV)
+	echo "openai-agents==$(OPENAI_AGENTS_FLOOR)" > $(OPENAI_AGENTS_FLOOR_VENV)/floor.txt
+	$(UV) pip install --quiet --python $(OPENAI_AGENTS_FLOOR_VENV)/bin/python \
+		--override $(OPENAI_AGENTS_FLOOR_VENV)/floor.txt -e ".[dev]"
+	$(OPENAI_AGENTS_FLOOR_VENV)/bin/pytest tests/bridges/openai_agents \
+		tests/conformance/test_hosts.py -k "openai_agents or OpenAIAgents"
+
 # The pytest suite on the other supported CPythons (make test runs it on $(PYTHON)), each in a
 # venv of its own: .venv-py310 and so on. The interpreter must be installed on the machine
 # (.ci/find-python says where it looked); none is downloaded. .ci/run runs the oldest and the
@@ -115,6 +129,7 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/bench_stores.py
 
 clean:
-	rm -rf .venv $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) $(LANGCHAIN_FLOOR_VENV) .venv-py310 .venv-py312 \
+	rm -rf .venv $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) $(LANGCHAIN_FLOOR_VENV) \
+		$(OPENAI_AGENTS_FLOOR_VENV) .venv-py310 .venv-py312 \
 		.venv-py313 .mypy_cache .pytest_cache \
 		.ruff_cache
