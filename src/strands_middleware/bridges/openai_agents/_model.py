@@ -182,11 +182,27 @@ class _ModelCall:
         streamed: set[int] = set()
         open_block: int | None = None
         yield {"messageStart": {"role": "assistant"}}
+        raw = self.raw
         async for event in model.stream_response(*arguments, **self.kwargs):
-            if isinstance(event, ResponseCompletedEvent):
+            # A text delta is nearly every event: it is tested for first, by class.
+            if event.__class__ is ResponseTextDeltaEvent or isinstance(
+                event, ResponseTextDeltaEvent
+            ):
+                raw.append(event)
+                delta: ResponseTextDeltaEvent = cast(Any, event)
+                index = delta.output_index
+                if index != open_block:
+                    if open_block is not None:
+                        yield {"contentBlockStop": {}}
+                    yield {"contentBlockStart": {"start": {}}}
+                    open_block = index
+                    streamed.add(index)
+                yield {"contentBlockDelta": {"delta": {"text": delta.delta}}}
+            elif isinstance(event, ResponseCompletedEvent):
                 self.completed = event
                 if open_block is not None:
                     yield {"contentBlockStop": {}}
+                    open_block = None
                 response = ModelResponse(
                     output=list(event.response.output),
                     usage=_sdk_usage(event.response.usage),
@@ -199,19 +215,11 @@ class _ModelCall:
                 for chunk in chunks_of_response(rebuilt):
                     if "messageStart" not in chunk:
                         yield chunk
-                continue
-            self.raw.append(event)
-            if isinstance(event, ResponseTextDeltaEvent):
-                if open_block != event.output_index:
-                    if open_block is not None:
-                        yield {"contentBlockStop": {}}
-                    yield {"contentBlockStart": {"start": {}}}
-                    open_block = event.output_index
-                    streamed.add(event.output_index)
-                yield {"contentBlockDelta": {"delta": {"text": event.delta}}}
-            elif isinstance(event, ResponseOutputItemDoneEvent) and open_block is not None:
-                yield {"contentBlockStop": {}}
-                open_block = None
+            else:
+                raw.append(event)
+                if isinstance(event, ResponseOutputItemDoneEvent) and open_block is not None:
+                    yield {"contentBlockStop": {}}
+                    open_block = None
 
     # ---- the way back ------------------------------------------------------------------------
 
@@ -306,6 +314,17 @@ class MiddlewareModel(Model):
         **kwargs: Any,
     ) -> ModelResponse:
         """One model call through the chain."""
+        if not self.registry.has_handlers(InvokeModelStage):
+            return await self.wrapped.get_response(
+                system_instructions,
+                input,
+                model_settings,
+                tools,
+                output_schema,
+                handoffs,
+                tracing,
+                **kwargs,
+            )
         request = _Request(
             system_instructions,
             input,
@@ -335,6 +354,19 @@ class MiddlewareModel(Model):
         **kwargs: Any,
     ) -> AsyncIterator[TResponseStreamEvent]:
         """One streamed model call through the chain: the model's events, then the result."""
+        if not self.registry.has_handlers(InvokeModelStage):
+            async for own in self.wrapped.stream_response(
+                system_instructions,
+                input,
+                model_settings,
+                tools,
+                output_schema,
+                handoffs,
+                tracing,
+                **kwargs,
+            ):
+                yield own
+            return
         request = _Request(
             system_instructions,
             input,
