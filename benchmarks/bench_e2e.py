@@ -399,10 +399,20 @@ def _openai_agents_rows(deltas: int) -> list[Row]:
     turns = _Turns(deltas)
     return [
         Row(
-            "OpenAI Agents SDK + bridge, 4 pass-through Wrap / 4 no-op native RunHooks",
-            Contestant("openai-agents+bridge+4", bridged_openai_agents(turns, lambda: wraps(4))),
-            Contestant("openai-agents+native+4", native_openai_agents(turns, 4)),
+            f"OpenAI Agents SDK + bridge, 4 pass-through Wrap / 4 no-op native RunHooks, {how}",
+            Contestant(
+                f"openai-agents+bridge+4{suffix}",
+                bridged_openai_agents(turns, lambda: wraps(4), streamed=streamed),
+            ),
+            Contestant(
+                f"openai-agents+native+4{suffix}",
+                native_openai_agents(turns, 4, streamed=streamed),
+            ),
             "<= 1.10x",
+        )
+        for how, suffix, streamed in (
+            ("Runner.run", "", False),
+            (f"Runner.run_streamed ({deltas} deltas cross)", "+streamed", True),
         )
     ]
 

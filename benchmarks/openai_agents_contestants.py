@@ -1,8 +1,9 @@
 """The OpenAI Agents SDK contestants of ``bench_e2e.py``: the same conversation on its ``Agent``.
 
-The model is an SDK ``Model`` streaming the benchmark's pre-built turns as Responses stream
-events (one text delta event per text chunk, then ``response.completed``), and runs stream
-(``Runner.run_streamed``, every event drained), so every delta crosses the bridge. The native
+The model is an SDK ``Model`` playing the benchmark's pre-built turns: streamed, as Responses
+stream events (one text delta event per text chunk, then ``response.completed``); asked, as the
+finished ``ModelResponse``. Streamed runs (``Runner.run_streamed``, every event drained) carry
+every delta across the bridge; plain runs (``Runner.run``) one response per turn. The native
 contestant is what an SDK user can write by hand, the SDK having no middleware: run hooks, four
 no-op ``RunHooks`` around every model and tool call.
 """
@@ -23,6 +24,7 @@ from agents import (
     RunConfig,
     RunHooks,
     Runner,
+    Usage,
     function_tool,
     set_tracing_disabled,
 )
@@ -66,21 +68,24 @@ def _message(chunks: list[StreamEvent]) -> Message:
     return {"role": "assistant", "content": content}
 
 
-def _events(chunks: list[StreamEvent]) -> list[Any]:
-    """One turn as Responses stream events, built once and replayed."""
-    message = _message(chunks)
-    response = Response(
+def _response(chunks: list[StreamEvent]) -> Response:
+    return Response(
         id="resp_bench",
         created_at=0,
         model="bench",
         object="response",
-        output=list(host_output(message)),
+        output=list(host_output(_message(chunks))),
         parallel_tool_calls=False,
         tool_choice="auto",
         tools=[],
         status="completed",
         usage=response_usage({"inputTokens": 10, "outputTokens": 2, "totalTokens": 12}),
     )
+
+
+def _events(chunks: list[StreamEvent]) -> list[Any]:
+    """One turn as Responses stream events, built once and replayed."""
+    response = _response(chunks)
     events: list[Any] = [
         ResponseCreatedEvent(type="response.created", response=response, sequence_number=0)
     ]
@@ -112,14 +117,31 @@ class _BenchModel(Model):
     def __init__(self, turns: Any) -> None:
         self._tool = _events(turns.tool_turn)
         self._text = _events(turns.text_turn)
+        usage = Usage(requests=1, input_tokens=10, output_tokens=2, total_tokens=12)
+        self._responses = {
+            id(events): ModelResponse(
+                output=list(events[-1].response.output), usage=usage, response_id=None
+            )
+            for events in (self._tool, self._text)
+        }
 
     def _turn(self, items: Any) -> list[Any]:
         last: Any = items[-1] if isinstance(items, list) and items else {}
         kind = last.get("type") if isinstance(last, dict) else getattr(last, "type", None)
         return self._text if kind == "function_call_output" else self._tool
 
-    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        raise NotImplementedError("the benchmark's runs stream")
+    async def get_response(  # noqa: PLR0917 - the SDK's own signature
+        self,
+        system_instructions: Any,
+        input: Any,
+        model_settings: Any,
+        tools: Any,
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
+        return self._responses[id(self._turn(input))]
 
     async def stream_response(  # noqa: PLR0917 - the SDK's own signature
         self,
@@ -179,14 +201,18 @@ ADD = function_tool(add)
 class _Session:
     """An SDK agent behind the benchmark's interface (``invoke_async``, ``messages``)."""
 
-    def __init__(self, agent: Agent[Any], hooks: RunHooks[Any] | None, config: RunConfig) -> None:
+    def __init__(self, agent: Agent[Any], hooks: RunHooks[Any] | None, streamed: bool) -> None:
         self.agent = agent
         self.hooks = hooks
-        self.config = config
+        self.streamed = streamed
         self.history: list[Any] = []
 
     async def invoke_async(self, prompt: str) -> None:
-        result = Runner.run_streamed(self.agent, prompt, run_config=self.config, hooks=self.hooks)
+        if not self.streamed:
+            done = await Runner.run(self.agent, prompt, run_config=_CONFIG, hooks=self.hooks)
+            self.history = done.to_input_list()
+            return
+        result = Runner.run_streamed(self.agent, prompt, run_config=_CONFIG, hooks=self.hooks)
         async for _event in result.stream_events():
             pass
         self.history = result.to_input_list()
@@ -196,17 +222,18 @@ class _Session:
         return converse_messages(self.history)
 
 
-def native_openai_agents(turns: Any, hooks: int = 0) -> Callable[[], Any]:
+def native_openai_agents(turns: Any, hooks: int = 0, *, streamed: bool) -> Callable[[], Any]:
     model = _BenchModel(turns)
-    return lambda: _Session(Agent("bench", model=model, tools=[ADD]), _Hooks(hooks), _CONFIG)
+    return lambda: _Session(Agent("bench", model=model, tools=[ADD]), _Hooks(hooks), streamed)
 
 
-def bridged_openai_agents(turns: Any, middleware: Callable[[], Sequence[Any]]) -> Callable[[], Any]:
+def bridged_openai_agents(
+    turns: Any, middleware: Callable[[], Sequence[Any]], *, streamed: bool
+) -> Callable[[], Any]:
     model = _BenchModel(turns)
 
     def build() -> Any:
         bridge = OpenAIAgentsMiddleware(*middleware())
-        agent = bridge.wrap(Agent("bench", model=model, tools=[ADD]))
-        return _Session(agent, None, _CONFIG)
+        return _Session(bridge.wrap(Agent("bench", model=model, tools=[ADD])), None, streamed)
 
     return build

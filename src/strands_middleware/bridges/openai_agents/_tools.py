@@ -16,7 +16,6 @@ offers no way), so the call ends with an error result and the tool does not run.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import threading
@@ -40,6 +39,8 @@ __all__ = ["ToolCalls", "wrap_tool"]
 _PREFIX = "v1:middleware_execute_tool:"
 
 Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
+Invocation = tuple[ToolContext[Any], str]
+"""What the SDK invokes a tool with: its context and the arguments as JSON."""
 
 
 def call_prefix(call_id: str) -> str:
@@ -68,19 +69,17 @@ class _ApprovedCall(Mapping[str, Interrupt]):
 class _SDKTool:
     """One call of an SDK function tool, as the `AgentTool` the chain's terminal runs."""
 
-    __slots__ = ("_args", "_input", "_invoker", "_start", "produced", "tool")
+    __slots__ = ("_input", "_invoker", "_start", "produced", "tool")
 
     def __init__(
         self,
         tool: FunctionTool,
         invoker: Invoker,
-        args_json: str,
         shown_input: Any,
-        start: Callable[[], Awaitable[ToolContext[Any]]],
+        start: Callable[[], Awaitable[Invocation]],
     ) -> None:
         self.tool = tool
         self._invoker = invoker
-        self._args = args_json
         self._input = shown_input
         self._start = start
         self.produced: tuple[ToolResultEvent, Any] | None = None
@@ -99,9 +98,10 @@ class _SDKTool:
         self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
     ) -> AsyncGenerator[ToolResultEvent, None]:
         """Run the SDK's own invoker (once the SDK invokes the tool); yields its result."""
-        context = await self._start()
+        context, args_json = await self._start()
         arguments = tool_use["input"]
-        args = self._args if arguments == self._input else json.dumps(arguments)
+        # Arguments a handler left as they were go to the SDK as the model's own string.
+        args = args_json if arguments == self._input else json.dumps(arguments)
         value = await self._invoker(context, args)
         result: ToolResult = {
             "toolUseId": tool_use["toolUseId"],
@@ -128,13 +128,19 @@ def _host_result(event: ToolResultEvent, tool: _SDKTool) -> Any:
 class _Pending:
     """A call whose chain waits at its terminal for the SDK to invoke the tool."""
 
-    __slots__ = ("invoked", "reached", "task", "tool")
+    __slots__ = ("invoked", "settled", "task", "tool")
 
-    def __init__(self) -> None:
-        self.reached = asyncio.Event()
-        self.invoked: asyncio.Future[ToolContext[Any]] = asyncio.get_running_loop().create_future()
+    def __init__(self, tool: _SDKTool) -> None:
+        loop = asyncio.get_running_loop()
+        # Set when the chain reaches the terminal or ends before it, whichever comes first.
+        self.settled: asyncio.Future[None] = loop.create_future()
+        self.invoked: asyncio.Future[Invocation] = loop.create_future()
         self.task: asyncio.Task[ToolResultEvent] | None = None
-        self.tool: _SDKTool | None = None
+        self.tool = tool
+
+    def settle(self, _: object = None) -> None:
+        if not self.settled.done():
+            self.settled.set_result(None)
 
 
 class ToolCalls:
@@ -175,22 +181,18 @@ class ToolCalls:
 
     async def check(self, tool: FunctionTool, invoker: Invoker, params: Any, call_id: str) -> bool:
         """The approval check: start the call's chain; ``True`` when a handler interrupts."""
-        pending = _Pending()
         tool_use = copy_tool_use({"toolUseId": call_id, "name": tool.name, "input": params})
 
-        async def start() -> ToolContext[Any]:
-            pending.reached.set()
+        async def start() -> Invocation:
+            pending.settle()
             return await pending.invoked
 
-        shown = copy_tool_use(tool_use)["input"]
-        sdk_tool = _SDKTool(tool, invoker, json.dumps(params), shown, start)
-        pending.tool = sdk_tool
-        context, signal = self._context(sdk_tool, tool_use, {})
+        pending = _Pending(_SDKTool(tool, invoker, copy_tool_use(tool_use)["input"], start))
+        context, signal = self._context(pending.tool, tool_use, {})
         task = asyncio.create_task(self._drive(context, signal))
+        task.add_done_callback(pending.settle)
         pending.task = task
-        reached = asyncio.create_task(pending.reached.wait())
-        await asyncio.wait({task, reached}, return_when=asyncio.FIRST_COMPLETED)
-        reached.cancel()
+        await pending.settled
         if task.done() and not task.cancelled():
             error = task.exception()
             if isinstance(error, InterruptException):
@@ -203,20 +205,14 @@ class ToolCalls:
         self, tool: FunctionTool, invoker: Invoker, context: ToolContext[Any], args_json: str
     ) -> Any:
         """The tool's invoker: the chain started by the check, or a resumed call's chain."""
-        call_id = context.tool_call_id
-        pending = self.pending.pop(call_id, None)
-        if pending is None or pending.task is None or pending.tool is None:
+        pending = self.pending.pop(context.tool_call_id, None)
+        if pending is None or pending.task is None:
             return await self._resumed(tool, invoker, context, args_json)
         if not pending.invoked.done():
-            pending.invoked.set_result(context)
-        try:
-            event = await asyncio.shield(pending.task)
-        except asyncio.CancelledError:
-            # The run is cancelled: close the chain's handlers before the run ends.
-            pending.task.cancel()
-            with contextlib.suppress(BaseException):
-                await pending.task
-            raise
+            pending.invoked.set_result((context, args_json))
+        # Cancelling this call cancels the chain's task, and the await returns once the task
+        # has closed its handlers.
+        event = await pending.task
         return _host_result(event, pending.tool)
 
     async def _resumed(
@@ -229,10 +225,10 @@ class ToolCalls:
         arguments: Any = json.loads(args_json) if args_json else {}
         tool_use = copy_tool_use({"toolUseId": call_id, "name": tool.name, "input": arguments})
 
-        async def start() -> ToolContext[Any]:
-            return context
+        async def start() -> Invocation:
+            return context, args_json
 
-        sdk_tool = _SDKTool(tool, invoker, args_json, copy_tool_use(tool_use)["input"], start)
+        sdk_tool = _SDKTool(tool, invoker, copy_tool_use(tool_use)["input"], start)
         chain_context, signal = self._context(sdk_tool, tool_use, answers)
         try:
             event = await self._drive(chain_context, signal)
