@@ -87,9 +87,9 @@ test-langchain-floor: $(STAMP) redis-server
 		tests/bridges/test_parity.py tests/catalog tests/conformance/test_hosts.py \
 		-k "langchain or LangChain"
 
-# The OpenAI Agents SDK bridge against the oldest openai-agents it supports (the bridge's tests fail
-# on older releases), in a venv of its own; the override pins it below the dev extra's floor.
-OPENAI_AGENTS_FLOOR := 0.20.0
+# The OpenAI Agents SDK bridge against the oldest openai-agents it supports (0.19.0: 0.18 builds
+# usage the current openai package rejects), in a venv of its own, with the bridge's conformance.
+OPENAI_AGENTS_FLOOR := 0.19.0
 OPENAI_AGENTS_FLOOR_VENV := .venv-openai-agents-floor
 
 test-openai-agents-floor: $(STAMP)

@@ -24,7 +24,7 @@ try:
     import agents  # noqa: F401  # pyright: ignore[reportUnusedImport]
 except ImportError as error:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
-        "strands_middleware.bridges.openai_agents needs openai-agents 0.24.0 or newer: "
+        "strands_middleware.bridges.openai_agents needs openai-agents 0.19.0 or newer: "
         'pip install "strands-middleware[openai-agents]"'
     ) from error
 
