@@ -174,24 +174,26 @@ class OpenAIAgentsHarness:
     known_failures: Mapping[str, str] = MappingProxyType(
         {
             "unknown_tool_runs_the_chain_with_tool_none": (
-                "openai-agents (0.19 to 0.24) raises ModelBehaviorError for a call to a tool the agent "
-                "does not have, before any tool runs, so the chain never sees it"
+                "openai-agents (0.19 to 0.24) raises ModelBehaviorError for a call to a tool "
+                "the agent does not have, before any tool runs, so the chain never sees it"
             ),
             "unknown_tool_can_be_answered_by_middleware": (
-                "openai-agents (0.19 to 0.24) ends the run with ModelBehaviorError on a call to an "
-                "unknown tool, so middleware cannot answer it"
+                "openai-agents (0.19 to 0.24) ends the run with ModelBehaviorError on a "
+                "call to an unknown tool, so middleware cannot answer it"
             ),
             "system_prompt_blocks_reach_the_model": (
-                "openai-agents (0.19 to 0.24) takes an agent's instructions as one string, so system "
-                "prompt blocks reach the model joined into one"
+                "openai-agents (0.19 to 0.24) takes an agent's instructions as one string, "
+                "so system prompt blocks reach the model joined into one"
             ),
             "raising_tool_becomes_an_error_result": (
-                "openai-agents (0.19 to 0.24) keeps a tool's output as a function_call_output item, which "
-                "has no status: a failed call reaches the model as its text, not as an error"
+                "openai-agents (0.19 to 0.24) keeps a tool's output as a "
+                "function_call_output item, which has no status: a failed call reaches the "
+                "model as its text, not as an error"
             ),
             "catalog_tool_approval_gates_the_tool": (
-                "openai-agents (0.19 to 0.24) keeps a tool's output as a function_call_output item, which "
-                "has no status: a denied call reaches the model as its text, not as an error"
+                "openai-agents (0.19 to 0.24) keeps a tool's output as a "
+                "function_call_output item, which has no status: a denied call reaches the "
+                "model as its text, not as an error"
             ),
         }
     )
