@@ -8,6 +8,7 @@ SDK's approvals (`interrupts`, `resume`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar, cast
@@ -128,8 +129,6 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         Pass it to ``Runner.run`` / ``Runner.run_streamed`` when an agent names its model (or
         names none): the SDK then resolves it through the provider.
         """
-        import dataclasses
-
         config = config if config is not None else RunConfig()
         provider: Any = config.model_provider
         if not isinstance(provider, MiddlewareModelProvider):

@@ -14,11 +14,12 @@ output and usage from the closing ``response.completed`` event only, which is th
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, cast
 
-from agents import Model, ModelProvider, ModelResponse, ModelSettings
+from agents import FunctionTool, Model, ModelProvider, ModelResponse, ModelSettings, Usage
 from agents.items import TResponseInputItem, TResponseStreamEvent
 from openai.types.responses import (
     Response,
@@ -53,9 +54,7 @@ from ._converse import (
 __all__ = ["MiddlewareModel", "MiddlewareModelProvider"]
 
 
-def _function_tools(tools: list[Any]) -> list[Any]:
-    from agents import FunctionTool
-
+def _function_tools(tools: list[Any]) -> list[FunctionTool]:
     return [tool for tool in tools if isinstance(tool, FunctionTool)]
 
 
@@ -132,10 +131,6 @@ class _ModelCall:
             settings = settings.resolve(ModelSettings(tool_choice=choice))
         tools = request.tools
         if ours.tool_specs != self._specs:
-            import dataclasses
-
-            from agents import FunctionTool
-
             specs = {spec["name"]: spec for spec in ours.tool_specs}
             kept: list[Any] = []
             for tool in tools:
@@ -273,9 +268,7 @@ class _ModelCall:
         )
 
 
-def _sdk_usage(usage: ResponseUsage | None) -> Any:
-    from agents import Usage
-
+def _sdk_usage(usage: ResponseUsage | None) -> Usage:
     if usage is None:
         return Usage()
     return Usage(
