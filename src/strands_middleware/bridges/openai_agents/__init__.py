@@ -29,11 +29,5 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess by 
     ) from error
 
 from ._middleware import OpenAIAgentsMiddleware, UnsupportedStageError
-from ._model import MiddlewareModel, MiddlewareModelProvider
 
-__all__ = [
-    "MiddlewareModel",
-    "MiddlewareModelProvider",
-    "OpenAIAgentsMiddleware",
-    "UnsupportedStageError",
-]
+__all__ = ["OpenAIAgentsMiddleware", "UnsupportedStageError"]
