@@ -318,3 +318,39 @@ def test_agent_stream_handlers_are_refused_at_registration() -> None:
 
     with pytest.raises(UnsupportedStageError, match="AgentStreamStage is not supported"):
         OpenAIAgentsMiddleware(passthrough)
+
+
+async def test_a_streamed_run_shows_handlers_text_and_tool_input_deltas() -> None:
+    log: list[Any] = []
+    middleware = OpenAIAgentsMiddleware(seen_roles(log))
+    model = ScriptedOpenAIModel(
+        [tool_turn("delete_file", {"path": "/a"}, "t1", text="On it."), text_turn("Done.")]
+    )
+    agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
+    result = await run(agent, "Delete /a", streamed=True)
+    assert result.final_output == "Done."
+    first_call = log[1 : log.index("ModelStopReason") + 1]
+    assert "TextDeltaEvent" in first_call
+    assert "ToolUseDeltaEvent" in first_call
+    assert deleted == ["/a"]
+
+
+async def test_a_streamed_model_failing_at_once_can_be_asked_again() -> None:
+    script = ScriptedModel([ConnectionError("busy"), text_turn("Hi.")])
+
+    @InvokeModelStage.wrap
+    async def again(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        try:
+            async for event in next_fn(context):
+                yield event
+        except ConnectionError:
+            async for event in next_fn(context):
+                yield event
+
+    middleware = OpenAIAgentsMiddleware(again)
+    agent = middleware.wrap(Agent("a", model=ScriptedOpenAIModel(script)))
+    result = await run(agent, "Hello", streamed=True)
+    assert result.final_output == "Hi."
+    assert len(script.requests) == 2

@@ -24,6 +24,9 @@ from agents.items import TResponseInputItem, TResponseStreamEvent
 from openai.types.responses import (
     Response,
     ResponseCompletedEvent,
+    ResponseFunctionCallArgumentsDeltaEvent,
+    ResponseFunctionToolCall,
+    ResponseOutputItemAddedEvent,
     ResponseOutputItemDoneEvent,
     ResponseTextDeltaEvent,
     ResponseUsage,
@@ -176,9 +179,17 @@ class _ModelCall:
         arguments = self._arguments(ours)
         streamed: set[int] = set()
         open_block: int | None = None
-        yield {"messageStart": {"role": "assistant"}}
         raw = self.raw
-        async for event in model.stream_response(*arguments, **self.kwargs):
+        stream = aiter(model.stream_response(*arguments, **self.kwargs))
+        # Nothing goes downstream before the model's first event: a model failing at once
+        # fails before any event, so a handler may still ask again (Retry does).
+        first = await anext(stream, None)
+        yield {"messageStart": {"role": "assistant"}}
+        if first is None:
+            return
+        event: TResponseStreamEvent = first
+        next_event = stream.__anext__
+        while True:
             # A text delta is nearly every event: it is tested for first, by class.
             if event.__class__ is ResponseTextDeltaEvent or isinstance(
                 event, ResponseTextDeltaEvent
@@ -194,27 +205,46 @@ class _ModelCall:
                     streamed.add(index)
                 yield {"contentBlockDelta": {"delta": {"text": delta.delta}}}
             elif isinstance(event, ResponseCompletedEvent):
-                self.completed = event
                 if open_block is not None:
                     yield {"contentBlockStop": {}}
                     open_block = None
-                response = ModelResponse(
-                    output=list(event.response.output),
-                    usage=_sdk_usage(event.response.usage),
-                    response_id=event.response.id,
-                )
-                self.response = response
-                rest = [item for index, item in enumerate(response.output) if index not in streamed]
-                rebuilt = ModelResponse(output=rest, usage=response.usage, response_id=None)
-                # The text blocks already streamed are in the message; the rest follows.
-                for chunk in chunks_of_response(rebuilt):
-                    if "messageStart" not in chunk:
-                        yield chunk
+                for chunk in self._completed(event, streamed):
+                    yield chunk
             else:
                 raw.append(event)
-                if isinstance(event, ResponseOutputItemDoneEvent) and open_block is not None:
+                if isinstance(event, ResponseFunctionCallArgumentsDeltaEvent):
+                    yield {"contentBlockDelta": {"delta": {"toolUse": {"input": event.delta}}}}
+                elif isinstance(event, ResponseOutputItemAddedEvent) and isinstance(
+                    event.item, ResponseFunctionToolCall
+                ):
+                    if open_block is not None:
+                        yield {"contentBlockStop": {}}
+                    call = event.item
+                    start: Any = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
+                    yield {"contentBlockStart": {"start": start}}
+                    open_block = event.output_index
+                    streamed.add(event.output_index)
+                elif isinstance(event, ResponseOutputItemDoneEvent) and open_block is not None:
                     yield {"contentBlockStop": {}}
                     open_block = None
+            try:
+                event = await next_event()
+            except StopAsyncIteration:
+                break
+
+    def _completed(self, event: ResponseCompletedEvent, streamed: set[int]) -> list[StreamEvent]:
+        """The chunks of the output items not streamed yet; notes the model's response."""
+        self.completed = event
+        response = ModelResponse(
+            output=list(event.response.output),
+            usage=_sdk_usage(event.response.usage),
+            response_id=event.response.id,
+        )
+        self.response = response
+        rest = [item for index, item in enumerate(response.output) if index not in streamed]
+        rebuilt = ModelResponse(output=rest, usage=response.usage, response_id=None)
+        # The blocks already streamed are in the message; the rest follows.
+        return [chunk for chunk in chunks_of_response(rebuilt) if "messageStart" not in chunk]
 
     # ---- the way back ------------------------------------------------------------------------
 

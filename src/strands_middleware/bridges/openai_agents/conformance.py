@@ -35,7 +35,7 @@ from ._converse import converse_message, converse_messages
 from ._middleware import OpenAIAgentsMiddleware
 from .testing import ScriptedOpenAIModel
 
-__all__ = ["OpenAIAgentsAgent", "OpenAIAgentsHarness"]
+__all__ = ["OpenAIAgentsAgent", "OpenAIAgentsHarness", "user"]
 
 
 class _HookLog(RunHooks[Any]):
@@ -70,6 +70,11 @@ class _HookLog(RunHooks[Any]):
 _CONFIG = RunConfig(tracing_disabled=True)
 
 
+def user(prompt: str) -> TResponseInputItem:
+    """A user prompt as the SDK's input item."""
+    return {"role": "user", "content": prompt}
+
+
 class OpenAIAgentsAgent:
     """An SDK ``Agent`` with the bridge, behind the kit's `HostAgent` interface."""
 
@@ -96,23 +101,23 @@ class OpenAIAgentsAgent:
             raise RuntimeError(
                 "the run is paused on interrupts: resume it with their answers first"
             )
-        result = await Runner.run(
-            self.agent,
-            [*self.history, {"role": "user", "content": prompt}],
-            run_config=_CONFIG,
-            hooks=_HookLog(self._hooks),
-        )
-        return self._report(result)
+        return self._report(await self._streamed([*self.history, user(prompt)]))
 
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         state = await self._paused_state()
         if state is None:
             raise RuntimeError("nothing is paused: there is no interrupt to answer")
         self.middleware.resume(state, responses)
-        result = await Runner.run(
-            self.agent, state, run_config=_CONFIG, hooks=_HookLog(self._hooks)
+        return self._report(await self._streamed(state))
+
+    async def _streamed(self, prompt: Any) -> RunResultStreaming:
+        # Streamed, so the model is asked through stream_response and handlers see its deltas.
+        result = Runner.run_streamed(
+            self.agent, prompt, run_config=_CONFIG, hooks=_HookLog(self._hooks)
         )
-        return self._report(result)
+        async for _event in result.stream_events():
+            pass
+        return result
 
     def _report(self, result: RunResult | RunResultStreaming) -> RunReport:
         self.history = result.to_input_list()
@@ -137,7 +142,7 @@ class OpenAIAgentsAgent:
     async def _stream(self, prompt: str) -> AsyncIterator[object]:
         result = Runner.run_streamed(
             self.agent,
-            [*self.history, {"role": "user", "content": prompt}],
+            [*self.history, user(prompt)],
             run_config=_CONFIG,
             hooks=_HookLog(self._hooks),
         )
@@ -167,6 +172,7 @@ class OpenAIAgentsHarness:
     name = "openai_agents"
     capabilities = frozenset(
         {
+            Capability.EVENT_STREAMING,
             Capability.HOOKS,
             Capability.RESUME_IN_ANOTHER_PROCESS,
         }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from agents import FunctionTool, Model, ModelResponse, ModelSettings
@@ -12,9 +12,14 @@ from openai.types.responses import (
     Response,
     ResponseCompletedEvent,
     ResponseCreatedEvent,
+    ResponseFunctionCallArgumentsDeltaEvent,
+    ResponseFunctionToolCall,
+    ResponseOutputItemAddedEvent,
+    ResponseOutputItemDoneEvent,
     ResponseTextDeltaEvent,
 )
 
+from ...content import StreamEvent
 from ...events import ModelStopReason
 from ...host.model_stream import process_model_stream
 from ...models import Model as LibraryModel
@@ -66,23 +71,21 @@ class ScriptedOpenAIModel(Model):
         items: str | list[TResponseInputItem],
         settings: ModelSettings,
         tools: list[Any],
-    ) -> tuple[ModelStopReason, list[str]]:
+    ) -> tuple[ModelStopReason, list[StreamEvent]]:
         specs = [tool_spec_of(tool) for tool in tools if isinstance(tool, FunctionTool)]
-        chunks = self.script.stream(
+        stream = self.script.stream(
             converse_messages(items),
             specs or None,
             system_instructions,
             tool_choice=tool_choice_of(settings.tool_choice),
         )
-        deltas: list[str] = []
+        chunks = [chunk async for chunk in stream]
         result: ModelStopReason | None = None
-        async for event in process_model_stream(chunks):
+        async for event in process_model_stream(_replay(chunks)):
             if isinstance(event, ModelStopReason):
                 result = event
-            elif "data" in event and isinstance(event["data"], str):
-                deltas.append(event["data"])
         assert result is not None  # process_model_stream always ends with one
-        return result, deltas
+        return result, chunks
 
     async def get_response(  # noqa: PLR0917 - the SDK's own signature
         self,
@@ -115,7 +118,7 @@ class ScriptedOpenAIModel(Model):
         **kwargs: Any,
     ) -> AsyncIterator[TResponseStreamEvent]:
         """The script's next turn as Responses stream events."""
-        result, deltas = await self._turn(system_instructions, input, model_settings, tools)
+        result, chunks = await self._turn(system_instructions, input, model_settings, tools)
         response = Response(
             id="resp_scripted",
             created_at=0,
@@ -128,28 +131,69 @@ class ScriptedOpenAIModel(Model):
             status="completed",
             usage=response_usage(result.usage),
         )
-        number = 0
         started = response.model_copy(update={"output": [], "status": "in_progress"})
-        yield ResponseCreatedEvent(
-            type="response.created", response=started, sequence_number=number
-        )
-        text_index = next(
-            (i for i, block in enumerate(result.message["content"]) if "text" in block), 0
-        )
-        for delta in deltas:
+        yield ResponseCreatedEvent(type="response.created", response=started, sequence_number=0)
+        for number, event in enumerate(_block_events(chunks, response.output), start=1):
             # A network read between events, as the SDK's own models have.
             await asyncio.sleep(0)
-            number += 1
-            yield ResponseTextDeltaEvent(
-                type="response.output_text.delta",
-                item_id=f"msg_{text_index}",
-                output_index=text_index,
-                content_index=0,
-                delta=delta,
-                logprobs=[],
-                sequence_number=number,
-            )
+            yield event.model_copy(update={"sequence_number": number})
         await asyncio.sleep(0)
         yield ResponseCompletedEvent(
-            type="response.completed", response=response, sequence_number=number + 1
+            type="response.completed", response=response, sequence_number=len(chunks) + 1
         )
+
+
+async def _replay(chunks: list[StreamEvent]) -> AsyncIterator[StreamEvent]:
+    for chunk in chunks:
+        yield chunk
+
+
+def _block_events(chunks: list[StreamEvent], output: list[Any]) -> Iterator[Any]:
+    """The script's chunks as the Responses events of its output items, block by block."""
+    index = -1
+    started = False
+    for chunk in chunks:
+        if "contentBlockStart" in chunk:
+            index += 1
+            started = True
+            item = output[index] if index < len(output) else None
+            if isinstance(item, ResponseFunctionToolCall):
+                pending = item.model_copy(update={"arguments": "", "status": "in_progress"})
+                yield ResponseOutputItemAddedEvent(
+                    type="response.output_item.added",
+                    item=pending,
+                    output_index=index,
+                    sequence_number=0,
+                )
+        elif "contentBlockDelta" in chunk:
+            if not started:  # a text block the script opened without a start chunk
+                index += 1
+                started = True
+            delta: Any = chunk["contentBlockDelta"].get("delta", {})
+            if "text" in delta:
+                yield ResponseTextDeltaEvent(
+                    type="response.output_text.delta",
+                    item_id=f"msg_{index}",
+                    output_index=index,
+                    content_index=0,
+                    delta=delta["text"],
+                    logprobs=[],
+                    sequence_number=0,
+                )
+            elif "toolUse" in delta:
+                yield ResponseFunctionCallArgumentsDeltaEvent(
+                    type="response.function_call_arguments.delta",
+                    item_id=str(getattr(output[index], "id", "")),
+                    output_index=index,
+                    delta=delta["toolUse"]["input"],
+                    sequence_number=0,
+                )
+        elif "contentBlockStop" in chunk and started:
+            started = False
+            if 0 <= index < len(output):
+                yield ResponseOutputItemDoneEvent(
+                    type="response.output_item.done",
+                    item=output[index],
+                    output_index=index,
+                    sequence_number=0,
+                )
