@@ -35,7 +35,7 @@ from ._converse import converse_message, converse_messages
 from ._middleware import OpenAIAgentsMiddleware
 from .testing import ScriptedOpenAIModel
 
-__all__ = ["OpenAIAgentsAgent", "OpenAIAgentsHarness", "user"]
+__all__ = ["OpenAIAgentsAgent", "OpenAIAgentsHarness"]
 
 
 class _HookLog(RunHooks[Any]):
@@ -70,7 +70,7 @@ class _HookLog(RunHooks[Any]):
 _CONFIG = RunConfig(tracing_disabled=True)
 
 
-def user(prompt: str) -> TResponseInputItem:
+def _user(prompt: str) -> TResponseInputItem:
     """A user prompt as the SDK's input item."""
     return {"role": "user", "content": prompt}
 
@@ -101,7 +101,7 @@ class OpenAIAgentsAgent:
             raise RuntimeError(
                 "the run is paused on interrupts: resume it with their answers first"
             )
-        return self._report(await self._streamed([*self.history, user(prompt)]))
+        return self._report(await self._streamed([*self.history, _user(prompt)]))
 
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         state = await self._paused_state()
@@ -142,7 +142,7 @@ class OpenAIAgentsAgent:
     async def _stream(self, prompt: str) -> AsyncIterator[object]:
         result = Runner.run_streamed(
             self.agent,
-            [*self.history, user(prompt)],
+            [*self.history, _user(prompt)],
             run_config=_CONFIG,
             hooks=_HookLog(self._hooks),
         )
