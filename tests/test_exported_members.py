@@ -197,6 +197,17 @@ EXPORTED: dict[str, list[str]] = {
         "PlainScriptedChatModel",
         "ScriptedChatModel",
     ],
+    "strands_middleware.bridges.openai_agents": [
+        "OpenAIAgentsMiddleware",
+        "UnsupportedStageError",
+    ],
+    "strands_middleware.bridges.openai_agents.conformance": [
+        "OpenAIAgentsAgent",
+        "OpenAIAgentsHarness",
+    ],
+    "strands_middleware.bridges.openai_agents.testing": [
+        "ScriptedOpenAIModel",
+    ],
     "strands_middleware.bridges.pydantic_ai": [
         "PydanticAIMiddleware",
         "PydanticAITool",
@@ -336,6 +347,25 @@ EXPORTED: dict[str, list[str]] = {
         "ToolUse",
         "Usage",
     ],
+    "strands_middleware.durable": [
+        "ActivityOptions",
+        "AgentRun",
+        "DurableAgent",
+        "PLACEMENTS",
+        "Placed",
+        "PlacementError",
+        "RunInput",
+        "RunOutput",
+        "TemporalHost",
+        "answer_interrupt",
+        "create_worker",
+        "for_temporal_host",
+        "in_activity",
+        "in_workflow",
+        "pending_interrupts",
+        "start_run",
+        "workflow_runner",
+    ],
     "strands_middleware.engine": [
         "InterruptControlEvent",
         "Middleware",
@@ -427,6 +457,12 @@ EXPORTED: dict[str, list[str]] = {
         "agent_stream_interrupt_id",
         "execute_tool_interrupt_id",
         "resolve_middleware_interrupt",
+    ],
+    "strands_middleware.mcp": [
+        "APPROVAL_SCHEMA",
+        "McpProxy",
+        "ToolGate",
+        "UpstreamUnavailableError",
     ],
     "strands_middleware.models": [
         "Model",

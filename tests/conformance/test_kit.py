@@ -109,8 +109,12 @@ def test_a_report_is_ok_when_exactly_the_known_failures_fail() -> None:
 def test_load_harness_knows_the_built_in_hosts_and_module_paths() -> None:
     assert load_harness("reference").name == "reference"
     assert load_harness("tests.conformance.faulty:SkipsOutputHandlers").name == "skips-output"
-    assert set(BUILT_IN_HOSTS) == {"reference", "strands", "pydantic_ai", "langchain"}
-    unknown = r"unknown host 'nope': name one of langchain, pydantic_ai, reference, strands"
+    hosts = {"reference", "strands", "pydantic_ai", "langchain", "openai_agents"}
+    assert set(BUILT_IN_HOSTS) == hosts
+    unknown = (
+        r"unknown host 'nope': name one of langchain, openai_agents, pydantic_ai, reference, "
+        "strands"
+    )
     with pytest.raises(ValueError, match=unknown):
         load_harness("nope")
     with pytest.raises(TypeError, match="not a harness"):

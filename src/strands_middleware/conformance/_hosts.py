@@ -46,6 +46,11 @@ BUILT_IN_HOSTS["langchain"] = BuiltInHost(
     needs="langchain",
     install='pip install "strands-middleware[langchain]"',
 )
+BUILT_IN_HOSTS["openai_agents"] = BuiltInHost(
+    "strands_middleware.bridges.openai_agents.conformance:OpenAIAgentsHarness",
+    needs="agents",
+    install='pip install "strands-middleware[openai-agents]"',
+)
 """This repository's hosts, by the name ``python -m strands_middleware.conformance`` takes.
 
 A bridge keeps its harness in its own folder (only a bridge imports its framework), so the kit

@@ -1,0 +1,239 @@
+"""The OpenAI Agents SDK contestants of ``bench_e2e.py``: the same conversation on its ``Agent``.
+
+The model is an SDK ``Model`` playing the benchmark's pre-built turns: streamed, as Responses
+stream events (one text delta event per text chunk, then ``response.completed``); asked, as the
+finished ``ModelResponse``. Streamed runs (``Runner.run_streamed``, every event drained) carry
+every delta across the bridge; plain runs (``Runner.run``) one response per turn. The native
+contestant is what an SDK user can write by hand, the SDK having no middleware: run hooks, four
+no-op ``RunHooks`` around every model and tool call.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from agents import (
+    Agent,
+    Model,
+    ModelResponse,
+    RunConfig,
+    RunHooks,
+    Runner,
+    Usage,
+    function_tool,
+    set_tracing_disabled,
+)
+from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
+    ResponseCreatedEvent,
+    ResponseTextDeltaEvent,
+)
+
+from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
+from strands_middleware.bridges.openai_agents._converse import (
+    converse_messages,
+    host_output,
+    response_usage,
+)
+from strands_middleware.content import Message, Messages, StreamEvent
+
+__all__ = ["bridged_openai_agents", "native_openai_agents"]
+
+set_tracing_disabled(True)
+_CONFIG = RunConfig(tracing_disabled=True)
+
+
+def _message(chunks: list[StreamEvent]) -> Message:
+    text = ""
+    content: list[Any] = []
+    for chunk in chunks:
+        delta: Any = chunk.get("contentBlockDelta", {}).get("delta", {})
+        start: Any = chunk.get("contentBlockStart", {}).get("start", {})
+        if "text" in delta:
+            text += delta["text"]
+        elif "toolUse" in start:
+            content.append({"text": text})
+            text = ""
+            content.append({"toolUse": {**start["toolUse"], "input": {}}})
+        elif "toolUse" in delta:
+            content[-1]["toolUse"]["input"] = delta["toolUse"]["input"]
+    if text:
+        content.append({"text": text})
+    return {"role": "assistant", "content": content}
+
+
+def _response(chunks: list[StreamEvent]) -> Response:
+    return Response(
+        id="resp_bench",
+        created_at=0,
+        model="bench",
+        object="response",
+        output=list(host_output(_message(chunks))),
+        parallel_tool_calls=False,
+        tool_choice="auto",
+        tools=[],
+        status="completed",
+        usage=response_usage({"inputTokens": 10, "outputTokens": 2, "totalTokens": 12}),
+    )
+
+
+def _events(chunks: list[StreamEvent]) -> list[Any]:
+    """One turn as Responses stream events, built once and replayed."""
+    response = _response(chunks)
+    events: list[Any] = [
+        ResponseCreatedEvent(type="response.created", response=response, sequence_number=0)
+    ]
+    for chunk in chunks:
+        delta: Any = chunk.get("contentBlockDelta", {}).get("delta", {})
+        if "text" in delta:
+            events.append(
+                ResponseTextDeltaEvent(
+                    type="response.output_text.delta",
+                    item_id="msg_0",
+                    output_index=0,
+                    content_index=0,
+                    delta=delta["text"],
+                    logprobs=[],
+                    sequence_number=len(events),
+                )
+            )
+    events.append(
+        ResponseCompletedEvent(
+            type="response.completed", response=response, sequence_number=len(events)
+        )
+    )
+    return events
+
+
+class _BenchModel(Model):
+    """Streams the tool turn until a tool result is in, then the text turn; stateless, shared."""
+
+    def __init__(self, turns: Any) -> None:
+        self._tool = _events(turns.tool_turn)
+        self._text = _events(turns.text_turn)
+        usage = Usage(requests=1, input_tokens=10, output_tokens=2, total_tokens=12)
+        self._responses = {
+            id(events): ModelResponse(
+                output=list(events[-1].response.output), usage=usage, response_id=None
+            )
+            for events in (self._tool, self._text)
+        }
+
+    def _turn(self, items: Any) -> list[Any]:
+        last: Any = items[-1] if isinstance(items, list) and items else {}
+        kind = last.get("type") if isinstance(last, dict) else getattr(last, "type", None)
+        return self._text if kind == "function_call_output" else self._tool
+
+    async def get_response(  # noqa: PLR0917 - the SDK's own signature
+        self,
+        system_instructions: Any,
+        input: Any,
+        model_settings: Any,
+        tools: Any,
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
+        return self._responses[id(self._turn(input))]
+
+    async def stream_response(  # noqa: PLR0917 - the SDK's own signature
+        self,
+        system_instructions: Any,
+        input: Any,
+        model_settings: Any,
+        tools: Any,
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        for event in self._turn(input):
+            yield event
+
+
+class _Noop(RunHooks[Any]):
+    """A native run hook doing nothing around model and tool calls."""
+
+
+class _Hooks(RunHooks[Any]):
+    """``count`` no-op run hooks, each called around every model and tool call."""
+
+    def __init__(self, count: int) -> None:
+        self.hooks = [_Noop() for _ in range(count)]
+
+    async def on_llm_start(self, *args: Any) -> None:  # type: ignore[override]
+        for hook in self.hooks:
+            await hook.on_llm_start(*args)
+
+    async def on_llm_end(self, *args: Any) -> None:  # type: ignore[override]
+        for hook in self.hooks:
+            await hook.on_llm_end(*args)
+
+    async def on_tool_start(self, *args: Any) -> None:  # type: ignore[override]
+        for hook in self.hooks:
+            await hook.on_tool_start(*args)
+
+    async def on_tool_end(self, *args: Any) -> None:  # type: ignore[override]
+        for hook in self.hooks:
+            await hook.on_tool_end(*args)
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first addend.
+        b: The second addend.
+    """
+    return a + b
+
+
+ADD = function_tool(add)
+
+
+class _Session:
+    """An SDK agent behind the benchmark's interface (``invoke_async``, ``messages``)."""
+
+    def __init__(self, agent: Agent[Any], hooks: RunHooks[Any] | None, streamed: bool) -> None:
+        self.agent = agent
+        self.hooks = hooks
+        self.streamed = streamed
+        self.history: list[Any] = []
+
+    async def invoke_async(self, prompt: str) -> None:
+        if not self.streamed:
+            done = await Runner.run(self.agent, prompt, run_config=_CONFIG, hooks=self.hooks)
+            self.history = done.to_input_list()
+            return
+        result = Runner.run_streamed(self.agent, prompt, run_config=_CONFIG, hooks=self.hooks)
+        async for _event in result.stream_events():
+            pass
+        self.history = result.to_input_list()
+
+    @property
+    def messages(self) -> Messages:
+        return converse_messages(self.history)
+
+
+def native_openai_agents(turns: Any, hooks: int = 0, *, streamed: bool) -> Callable[[], Any]:
+    model = _BenchModel(turns)
+    return lambda: _Session(Agent("bench", model=model, tools=[ADD]), _Hooks(hooks), streamed)
+
+
+def bridged_openai_agents(
+    turns: Any, middleware: Callable[[], Sequence[Any]], *, streamed: bool
+) -> Callable[[], Any]:
+    model = _BenchModel(turns)
+
+    def build() -> Any:
+        bridge = OpenAIAgentsMiddleware(*middleware())
+        return _Session(bridge.wrap(Agent("bench", model=model, tools=[ADD])), None, streamed)
+
+    return build

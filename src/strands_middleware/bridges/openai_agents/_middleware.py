@@ -1,0 +1,250 @@
+"""`OpenAIAgentsMiddleware`: this library's registry on the OpenAI Agents SDK's agents and runs.
+
+The SDK has no middleware of its own, so the bridge wraps what the SDK resolves: each agent's
+``Model`` object and function tools (`wrap`, on a clone, recursing into handoffs), and the
+``ModelProvider`` and ``RunConfig.model`` of a run (`run_config`). Interrupts pause through the
+SDK's approvals (`interrupts`, `resume`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, TypeVar, cast
+
+from agents import Agent, FunctionTool, Model, RunConfig, RunState
+from agents.items import ToolApprovalItem
+from agents.models.multi_provider import MultiProvider
+
+from ...engine._registry import MiddlewareSource
+from ...exceptions import InterruptResponseFormatError, InterruptResumeError, UnsupportedStageError
+from ...host._mixin import MiddlewareHostMixin
+from ...host._resume_prompt import RESPONSE_SHAPE, parse_block, quote_ids
+from ...interrupts import Interrupt
+from ...stages._agent_stream import AgentStreamStage
+from ._model import MiddlewareModel, MiddlewareModelProvider
+from ._tools import ToolCalls, call_prefix, wrap_tool
+
+__all__ = ["OpenAIAgentsMiddleware", "UnsupportedStageError"]
+
+TContext = TypeVar("TContext")
+
+_REFUSAL = (
+    "AgentStreamStage is not supported on the OpenAI Agents SDK: its run loop has no pass a "
+    "handler could wrap through the SDK's public API, so AgentStreamStage handlers would never "
+    "run. Use InvokeModelStage or ExecuteToolStage handlers instead."
+)
+
+
+def _call_id(item: ToolApprovalItem) -> str:
+    raw: object = item.raw_item
+    if isinstance(raw, Mapping):
+        return str(cast("Mapping[str, object]", raw).get("call_id"))
+    return str(getattr(raw, "call_id", None))
+
+
+class OpenAIAgentsMiddleware(MiddlewareHostMixin):
+    """This library's middleware on OpenAI Agents SDK agents.
+
+    Example:
+        ```python
+        from agents import Agent, Runner
+        from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
+
+        middleware = OpenAIAgentsMiddleware(timing, ToolApproval())
+        agent = middleware.wrap(Agent("assistant", model=model, tools=[delete_file]))
+        result = await Runner.run(agent, "Clean up", run_config=middleware.run_config())
+        ```
+
+    Args:
+        middleware: What to register, in order (as ``use()`` takes it).
+
+    Raises:
+        TypeError: an argument is not middleware.
+        UnsupportedStageError: it is an ``AgentStreamStage`` handler.
+    """
+
+    refused_stages = MappingProxyType({AgentStreamStage: _REFUSAL})
+
+    def __init__(self, *middleware: MiddlewareSource) -> None:
+        self._calls: ToolCalls | None = None
+        self.use(*middleware)
+
+    @property
+    def _tool_calls(self) -> ToolCalls:
+        if self._calls is None:
+            self._calls = ToolCalls(self.middleware_registry, self)
+        return self._calls
+
+    # ---- wrapping ----------------------------------------------------------------------------
+
+    def wrap(self, agent: Agent[TContext]) -> Agent[TContext]:
+        """A clone of ``agent`` (and of its handoff agents) running this middleware.
+
+        A ``Model`` object is wrapped as it is; a model name (or none) is left for the run's
+        provider, which `run_config` wraps.
+
+        Raises:
+            TypeError: the agent's model is neither a ``Model``, a name nor ``None``.
+        """
+        return self._wrap(agent, {})
+
+    def _wrap(self, agent: Agent[Any], done: dict[int, Agent[Any]]) -> Agent[Any]:
+        if id(agent) in done:
+            return done[id(agent)]
+        model: Any = agent.model
+        if isinstance(model, MiddlewareModel):
+            wrapped_model: Any = model
+        elif isinstance(model, Model):
+            wrapped_model = MiddlewareModel(model, self.middleware_registry, self)
+        elif model is None or isinstance(model, str):
+            wrapped_model = model
+        else:
+            raise TypeError(
+                f"agent {agent.name!r} has model {model!r}, which the OpenAI Agents SDK cannot "
+                "run: give it an agents.Model, a model name, or None"
+            )
+        calls = self._tool_calls
+        tools = [
+            wrap_tool(tool, calls)
+            if isinstance(tool, FunctionTool) and not _is_wrapped(tool)
+            else tool
+            for tool in agent.tools
+        ]
+        clone = agent.clone(model=wrapped_model, tools=tools)
+        done[id(agent)] = clone
+        handoffs: list[Any] = []
+        for handoff in agent.handoffs:
+            if isinstance(handoff, Agent):
+                handoffs.append(self._wrap(handoff, done))
+            else:
+                handoffs.append(handoff)
+        clone.handoffs = handoffs
+        return clone
+
+    def run_config(self, config: RunConfig | None = None) -> RunConfig:
+        """``config`` (or a fresh ``RunConfig``) whose provider and model run this middleware.
+
+        Pass it to ``Runner.run`` / ``Runner.run_streamed`` when an agent names its model (or
+        names none): the SDK then resolves it through the provider.
+        """
+        config = config if config is not None else RunConfig()
+        provider: Any = config.model_provider
+        if not isinstance(provider, MiddlewareModelProvider):
+            provider = MiddlewareModelProvider(
+                provider if provider is not None else MultiProvider(),
+                self.middleware_registry,
+                self,
+            )
+        model: Any = config.model
+        if isinstance(model, Model) and not isinstance(model, MiddlewareModel):
+            model = MiddlewareModel(model, self.middleware_registry, self)
+        return dataclasses.replace(config, model_provider=provider, model=model)
+
+    # ---- interrupts --------------------------------------------------------------------------
+
+    def interrupts(self, paused: Any) -> list[Interrupt]:
+        """This library's interrupts a paused run (a run result or a ``RunState``) waits on.
+
+        Calls paused by the SDK itself (a tool's own ``needs_approval``) are not listed: answer
+        them with the SDK's ``approve``/``reject``. A state loaded in another process lists
+        the ids of the interrupts it owes, with the names and reasons this process saw.
+        """
+        found: list[Interrupt] = []
+        owed = self._tool_calls.owed
+        for item in _interruptions(paused):
+            found.extend(owed.get(_call_id(item), ()))
+        return found
+
+    def resume(
+        self, state: RunState[Any], responses: Mapping[str, Any] | Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Answer a paused run's interrupts; then run ``state`` again to go on.
+
+        ``responses`` are answers by interrupt id, or the ``interruptResponse`` blocks every
+        host of this library resumes with. Each call they answer is approved in ``state`` (the
+        SDK then runs it, and the handler's ``interrupt()`` returns the answer). Nothing
+        changes when they are refused.
+
+        Raises:
+            InterruptResumeError: an answer names no call the state waits on, or one of them is
+                left unanswered.
+            InterruptResponseFormatError: the blocks are not well-formed.
+        """
+        answers = _answers(responses)
+        items = {_call_id(item): item for item in state.get_interruptions()}
+        by_call: dict[str, dict[str, Interrupt]] = {}
+        unknown: list[str] = []
+        for interrupt_id, answer in answers.items():
+            call = next((c for c in items if interrupt_id.startswith(call_prefix(c))), None)
+            if call is None:
+                unknown.append(interrupt_id)
+                continue
+            known = {i.id: i for i in self._tool_calls.owed.get(call, ())}
+            asked = known.get(interrupt_id)
+            name = asked.name if asked is not None else ""
+            reason = asked.reason if asked is not None else None
+            by_call.setdefault(call, {})[interrupt_id] = Interrupt(
+                interrupt_id, name, reason, answer
+            )
+        if unknown:
+            raise InterruptResumeError(
+                f"no paused call waits on interrupt {quote_ids(sorted(unknown))}; the run waits "
+                f"on calls {quote_ids(sorted(items)) or 'none'}",
+                sorted(unknown),
+            )
+        missing = [
+            i.id
+            for call in items
+            for i in self._tool_calls.owed.get(call, ())
+            if i.id not in answers
+        ]
+        if missing:
+            raise InterruptResumeError(
+                f"interrupt {quote_ids(missing)} is not answered: answer every interrupt of the "
+                "paused run",
+                missing,
+            )
+        for call, answered in by_call.items():
+            self._tool_calls.answers[call] = answered
+            state.approve(items[call])
+
+
+def _is_wrapped(tool: FunctionTool) -> bool:
+    return getattr(tool.on_invoke_tool, "__qualname__", "").startswith("wrap_tool.")
+
+
+def _interruptions(paused: Any) -> list[ToolApprovalItem]:
+    if isinstance(paused, RunState):
+        return list(paused.get_interruptions())
+    found: Any = getattr(paused, "interruptions", None)
+    if found is None:
+        raise TypeError(
+            f"expected a run result or a RunState of the OpenAI Agents SDK, got {paused!r}"
+        )
+    return list(found)
+
+
+def _answers(responses: object) -> dict[str, Any]:
+    if isinstance(responses, Mapping):
+        return dict(cast("Mapping[str, Any]", responses))
+    if not isinstance(responses, (list, tuple)):
+        raise InterruptResponseFormatError(
+            f"answers must be a mapping of interrupt id to answer or {RESPONSE_SHAPE}, got "
+            f"{type(responses).__name__}"
+        )
+    answers: dict[str, Any] = {}
+    for block in cast("Sequence[object]", responses):
+        parsed = parse_block(block)
+        if isinstance(parsed, str):
+            raise InterruptResponseFormatError(
+                f"a resume block is malformed ({parsed}); expected {RESPONSE_SHAPE}"
+            )
+        interrupt_id, answer = parsed
+        if interrupt_id in answers:
+            raise InterruptResumeError(
+                f"interrupt {interrupt_id!r} is answered twice", [interrupt_id]
+            )
+        answers[interrupt_id] = answer
+    return answers

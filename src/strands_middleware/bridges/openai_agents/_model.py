@@ -1,0 +1,459 @@
+"""``InvokeModelStage`` on the OpenAI Agents SDK: a ``Model`` around the model the SDK resolves.
+
+The SDK asks one ``Model`` per turn: an agent's ``Model`` object, or the one its
+``ModelProvider`` gives for a name (`MiddlewareModelProvider`). `MiddlewareModel` runs this
+library's chain in ``get_response`` and ``stream_response`` with the wrapped model's own call as
+the terminal, so a handler may call ``next_fn`` as often as it likes (a retry asks again).
+
+Handlers see Converse (`_converse`). What they pass on goes back as the SDK's own: the very
+``ModelResponse`` (or ``response.completed`` event) the model produced when the chain's result
+is the one the terminal made, a copy carrying the handler's message and usage otherwise. In a
+streamed call the model's own stream events reach the SDK as they arrive; the SDK takes a turn's
+output and usage from the closing ``response.completed`` event only, which is the chain's result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, cast
+
+from agents import FunctionTool, Model, ModelProvider, ModelResponse, ModelSettings, Usage
+from agents.items import TResponseInputItem, TResponseStreamEvent
+from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
+    ResponseFunctionCallArgumentsDeltaEvent,
+    ResponseFunctionToolCall,
+    ResponseOutputItemAddedEvent,
+    ResponseOutputItemDoneEvent,
+    ResponseTextDeltaEvent,
+    ResponseUsage,
+)
+
+from ...content import StreamEvent, ToolSpec
+from ...engine._registry import MiddlewareRegistry, missing_result
+from ...events import ModelStopReason, TypedEvent
+from ...host._model_call import invoke_model_terminal
+from ...host._model_stream import process_model_stream
+from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
+from ._converse import (
+    chunks_of_response,
+    converse_message,
+    converse_messages,
+    converse_usage,
+    host_input,
+    host_output,
+    host_tool_choice,
+    host_usage,
+    instructions_of,
+    response_usage,
+    stop_reason_of,
+    tool_choice_of,
+    tool_spec_of,
+)
+
+__all__ = ["MiddlewareModel", "MiddlewareModelProvider"]
+
+
+def _function_tools(tools: list[Any]) -> list[FunctionTool]:
+    return [tool for tool in tools if isinstance(tool, FunctionTool)]
+
+
+class _Request:
+    """The arguments of one SDK model call, as the terminal passes them on."""
+
+    __slots__ = ("args", "input", "instructions", "settings", "tools")
+
+    def __init__(
+        self,
+        instructions: str | None,
+        items: str | list[TResponseInputItem],
+        settings: ModelSettings,
+        tools: list[Any],
+        args: tuple[Any, ...],
+    ) -> None:
+        self.instructions = instructions
+        self.input = items
+        self.settings = settings
+        self.tools = tools
+        self.args = args  # output_schema, handoffs, tracing
+
+
+class _ModelCall:
+    """One SDK model call through the chain: the context handed out and the way back."""
+
+    __slots__ = (
+        "_request",
+        "_shown_messages",
+        "_specs",
+        "completed",
+        "context",
+        "kwargs",
+        "raw",
+        "response",
+        "wrapped",
+    )
+
+    def __init__(self, model: MiddlewareModel, request: _Request, kwargs: dict[str, Any]) -> None:
+        self.wrapped = model.wrapped
+        self._request = request
+        self.kwargs = kwargs
+        messages = converse_messages(request.input)
+        self._shown_messages = converse_messages(request.input)
+        specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
+        self._specs = [tool_spec_of(t) for t in _function_tools(request.tools)]
+        # The model's own stream events not yet passed on to the SDK.
+        self.raw: list[TResponseStreamEvent] = []
+        self.response: ModelResponse | None = None
+        self.completed: ResponseCompletedEvent | None = None
+        self.context = InvokeModelContext(
+            agent=model.agent,
+            messages=messages,
+            system_prompt=request.instructions,
+            tool_specs=specs,
+            tool_choice=tool_choice_of(request.settings.tool_choice),
+            invocation_state={},
+            # The SDK's own model: a handler may hand another one (or one of this library's).
+            model=cast(Any, self.wrapped),
+        )
+
+    # ---- the terminal ------------------------------------------------------------------------
+
+    def _arguments(self, ours: InvokeModelContext) -> tuple[Any, ...]:
+        request = self._request
+        items: str | list[TResponseInputItem] = request.input
+        if ours.messages != self._shown_messages:
+            items = host_input(ours.messages)
+        settings = request.settings
+        choice = host_tool_choice(ours.tool_choice)
+        if choice != settings.tool_choice and ours.tool_choice != tool_choice_of(
+            settings.tool_choice
+        ):
+            settings = settings.resolve(ModelSettings(tool_choice=choice))
+        tools = request.tools
+        if ours.tool_specs != self._specs:
+            specs = {spec["name"]: spec for spec in ours.tool_specs}
+            kept: list[Any] = []
+            for tool in tools:
+                if not isinstance(tool, FunctionTool):
+                    kept.append(tool)
+                elif tool.name in specs:
+                    spec = specs[tool.name]
+                    schema: Any = spec["inputSchema"]["json"]
+                    kept.append(
+                        dataclasses.replace(
+                            tool, description=spec["description"], params_json_schema=schema
+                        )
+                    )
+            tools = kept
+        return (instructions_of(ours.system_prompt), items, settings, tools, *request.args)
+
+    def terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+        chosen: Any = ours.model
+        if chosen is not self.wrapped and not isinstance(chosen, Model):
+            return invoke_model_terminal(ours)  # a model of this library
+        model: Model = chosen
+        return process_model_stream(self._chunks(model, ours))
+
+    async def _chunks(
+        self, model: Model, ours: InvokeModelContext
+    ) -> AsyncGenerator[StreamEvent, None]:
+        arguments = self._arguments(ours)
+        response = await model.get_response(*arguments, **self.kwargs)
+        self.response = response
+        for chunk in chunks_of_response(response):
+            yield chunk
+
+    def streamed_terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+        chosen: Any = ours.model
+        if chosen is not self.wrapped and not isinstance(chosen, Model):
+            return invoke_model_terminal(ours)
+        model: Model = chosen
+        return process_model_stream(self._streamed_chunks(model, ours))
+
+    async def _streamed_chunks(
+        self, model: Model, ours: InvokeModelContext
+    ) -> AsyncGenerator[StreamEvent, None]:
+        arguments = self._arguments(ours)
+        streamed: set[int] = set()
+        open_block: int | None = None
+        raw = self.raw
+        stream = aiter(model.stream_response(*arguments, **self.kwargs))
+        # Nothing goes downstream before the model's first event: a model failing at once
+        # fails before any event, so a handler may still ask again (Retry does).
+        first = await anext(stream, None)
+        yield {"messageStart": {"role": "assistant"}}
+        if first is None:
+            return
+        event: TResponseStreamEvent = first
+        next_event = stream.__anext__
+        while True:
+            # A text delta is nearly every event: it is tested for first, by class.
+            if event.__class__ is ResponseTextDeltaEvent or isinstance(
+                event, ResponseTextDeltaEvent
+            ):
+                raw.append(event)
+                delta: ResponseTextDeltaEvent = cast(Any, event)
+                index = delta.output_index
+                if index != open_block:
+                    if open_block is not None:
+                        yield {"contentBlockStop": {}}
+                    yield {"contentBlockStart": {"start": {}}}
+                    open_block = index
+                    streamed.add(index)
+                yield {"contentBlockDelta": {"delta": {"text": delta.delta}}}
+            elif isinstance(event, ResponseCompletedEvent):
+                if open_block is not None:
+                    yield {"contentBlockStop": {}}
+                    open_block = None
+                for chunk in self._completed(event, streamed):
+                    yield chunk
+            else:
+                raw.append(event)
+                if isinstance(event, ResponseFunctionCallArgumentsDeltaEvent):
+                    yield {"contentBlockDelta": {"delta": {"toolUse": {"input": event.delta}}}}
+                elif isinstance(event, ResponseOutputItemAddedEvent) and isinstance(
+                    event.item, ResponseFunctionToolCall
+                ):
+                    if open_block is not None:
+                        yield {"contentBlockStop": {}}
+                    call = event.item
+                    start: Any = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
+                    yield {"contentBlockStart": {"start": start}}
+                    open_block = event.output_index
+                    streamed.add(event.output_index)
+                elif isinstance(event, ResponseOutputItemDoneEvent) and open_block is not None:
+                    yield {"contentBlockStop": {}}
+                    open_block = None
+            try:
+                event = await next_event()
+            except StopAsyncIteration:
+                break
+
+    def _completed(self, event: ResponseCompletedEvent, streamed: set[int]) -> list[StreamEvent]:
+        """The chunks of the output items not streamed yet; notes the model's response."""
+        self.completed = event
+        response = ModelResponse(
+            output=list(event.response.output),
+            usage=_sdk_usage(event.response.usage),
+            response_id=event.response.id,
+        )
+        self.response = response
+        rest = [item for index, item in enumerate(response.output) if index not in streamed]
+        rebuilt = ModelResponse(output=rest, usage=response.usage, response_id=None)
+        # The blocks already streamed are in the message; the rest follows.
+        return [chunk for chunk in chunks_of_response(rebuilt) if "messageStart" not in chunk]
+
+    # ---- the way back ------------------------------------------------------------------------
+
+    def _unchanged(self, result: ModelStopReason, response: ModelResponse) -> bool:
+        # Once per call, not per event: the result still says what the model's response does.
+        message = converse_message(response.output)
+        return (
+            result.stop_reason == stop_reason_of(message)
+            and result.usage == converse_usage(response.usage)
+            and result.message == message
+        )
+
+    def response_of(self, result: ModelStopReason) -> ModelResponse:
+        """The SDK's response for the chain's result: the model's own when unchanged."""
+        response = self.response
+        if response is not None and self._unchanged(result, response):
+            return response
+        return ModelResponse(
+            output=host_output(result.message),
+            usage=host_usage(result.usage),
+            response_id=None if response is None else response.response_id,
+        )
+
+    def completed_of(self, result: ModelStopReason) -> ResponseCompletedEvent:
+        """The ``response.completed`` event closing a streamed call, for the chain's result."""
+        completed = self.completed
+        response = self.response
+        if completed is not None and response is not None and self._unchanged(result, response):
+            return completed
+        usage = response_usage(result.usage)
+        output: list[Any] = host_output(result.message)
+        if completed is not None:
+            rebuilt = completed.response.model_copy(update={"output": output, "usage": usage})
+            number = completed.sequence_number
+        else:
+            rebuilt = Response(
+                id="resp_middleware",
+                created_at=time.time(),
+                model="middleware",
+                object="response",
+                output=output,
+                parallel_tool_calls=False,
+                tool_choice="auto",
+                tools=[],
+                status="completed",
+                usage=usage,
+            )
+            number = 0
+        return ResponseCompletedEvent(
+            type="response.completed", response=rebuilt, sequence_number=number
+        )
+
+
+def _sdk_usage(usage: ResponseUsage | None) -> Usage:
+    if usage is None:
+        return Usage()
+    return Usage(
+        requests=1,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.total_tokens,
+        input_tokens_details=usage.input_tokens_details,
+        output_tokens_details=usage.output_tokens_details,
+    )
+
+
+class MiddlewareModel(Model):
+    """The ``Model`` the SDK asks, running this library's InvokeModelStage around the real one.
+
+    Args:
+        wrapped: The SDK model every call goes to (the chain's terminal).
+        registry: The middleware to run.
+        agent: What handlers see as ``context.agent``.
+    """
+
+    def __init__(self, wrapped: Model, registry: MiddlewareRegistry, agent: Any) -> None:
+        self.wrapped = wrapped
+        self.registry = registry
+        self.agent = agent
+
+    async def get_response(  # noqa: PLR0917 - the SDK's own signature
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: ModelSettings,
+        tools: list[Any],
+        output_schema: Any,
+        handoffs: list[Any],
+        tracing: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
+        """One model call through the chain."""
+        if not self.registry.has_handlers(InvokeModelStage):
+            return await self.wrapped.get_response(
+                system_instructions,
+                input,
+                model_settings,
+                tools,
+                output_schema,
+                handoffs,
+                tracing,
+                **kwargs,
+            )
+        request = _Request(
+            system_instructions,
+            input,
+            model_settings,
+            tools,
+            (output_schema, handoffs, tracing),
+        )
+        call = _ModelCall(self, request, kwargs)
+        result: ModelStopReason | None = None
+        async with self.registry.open(InvokeModelStage, call.context, call.terminal) as stream:
+            async for event in stream:
+                if isinstance(event, ModelStopReason):
+                    result = event
+        if result is None:
+            raise missing_result(InvokeModelStage)
+        return call.response_of(result)
+
+    async def stream_response(  # noqa: PLR0917 - the SDK's own signature
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: ModelSettings,
+        tools: list[Any],
+        output_schema: Any,
+        handoffs: list[Any],
+        tracing: Any,
+        **kwargs: Any,
+    ) -> AsyncIterator[TResponseStreamEvent]:
+        """One streamed model call through the chain: the model's events, then the result."""
+        if not self.registry.has_handlers(InvokeModelStage):
+            async for own in self.wrapped.stream_response(
+                system_instructions,
+                input,
+                model_settings,
+                tools,
+                output_schema,
+                handoffs,
+                tracing,
+                **kwargs,
+            ):
+                yield own
+            return
+        request = _Request(
+            system_instructions,
+            input,
+            model_settings,
+            tools,
+            (output_schema, handoffs, tracing),
+        )
+        call = _ModelCall(self, request, kwargs)
+        result: ModelStopReason | None = None
+        chain = self.registry.open(InvokeModelStage, call.context, call.streamed_terminal)
+        raw = call.raw
+        async with chain as stream:
+            async for event in stream:
+                if raw:
+                    for own in raw:
+                        yield own
+                    raw.clear()
+                if isinstance(event, ModelStopReason):
+                    result = event
+        if result is None:
+            raise missing_result(InvokeModelStage)
+        yield call.completed_of(result)
+
+    def get_retry_advice(self, request: Any) -> Any:
+        """The wrapped model's retry advice."""
+        return self.wrapped.get_retry_advice(request)
+
+    async def close(self) -> None:
+        """Close the wrapped model."""
+        await self.wrapped.close()
+
+    async def _cleanup_on_run_end(self, owner: object) -> None:
+        cleanup = getattr(self.wrapped, "_cleanup_on_run_end", None)
+        if cleanup is not None:
+            await cleanup(owner)
+
+    @property
+    def _supports_default_prompt_cache_key(self) -> bool:
+        return bool(getattr(self.wrapped, "_supports_default_prompt_cache_key", False))
+
+
+class MiddlewareModelProvider(ModelProvider):
+    """A ``ModelProvider`` whose models run this library's InvokeModelStage.
+
+    Args:
+        wrapped: The provider that resolves names (the SDK's ``MultiProvider`` by default).
+        registry: The middleware to run.
+        agent: What handlers see as ``context.agent``.
+    """
+
+    def __init__(self, wrapped: ModelProvider, registry: MiddlewareRegistry, agent: Any) -> None:
+        self.wrapped = wrapped
+        self.registry = registry
+        self.agent = agent
+
+    def get_model(self, model_name: str | None) -> Model:
+        """The wrapped provider's model for ``model_name``, wrapped."""
+        model = self.wrapped.get_model(model_name)
+        if isinstance(model, MiddlewareModel):
+            return model
+        return MiddlewareModel(model, self.registry, self.agent)
+
+    async def aclose(self) -> None:
+        """Close the wrapped provider."""
+        close = getattr(self.wrapped, "aclose", None)
+        if close is not None:
+            await close()

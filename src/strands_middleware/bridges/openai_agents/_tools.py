@@ -1,0 +1,260 @@
+"""``ExecuteToolStage`` on the OpenAI Agents SDK: each function tool's invoker, and its pause.
+
+The SDK decides whether a call pauses before it runs the call (the tool's ``needs_approval``),
+and a tool's invoker cannot pause a run. So the bridge starts a call's chain in the tool's
+approval check: the chain runs its handlers and stops at the terminal, waiting there until the
+SDK invokes the tool. A handler's interrupt found on the way answers the check with "needs
+approval", so the run pauses through the SDK's own ``result.interruptions``; the chain is gone
+by then and nothing ran. Otherwise the invoker hands the SDK's ``ToolContext`` to the waiting
+terminal, which runs the SDK's own invoker, and returns the chain's result.
+
+A resumed call (approved by the SDK) has no approval check: its chain runs in the invoker, with
+the answers the caller gave. A handler that asks again there cannot pause the run (the SDK
+offers no way), so the call ends with an error result and the tool does not run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import threading
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
+from typing import Any
+
+from agents import FunctionTool
+from agents.tool_context import ToolContext
+
+from ...content import ToolResult, ToolSpec, ToolUse
+from ...engine._registry import MiddlewareRegistry
+from ...events import ToolResultEvent
+from ...exceptions import InterruptException
+from ...host._tool_call import copy_tool_use, make_tool_terminal, run_tool_stage
+from ...interrupts import Interrupt
+from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ._converse import tool_spec_of
+
+__all__ = ["ToolCalls", "wrap_tool"]
+
+_PREFIX = "v1:middleware_execute_tool:"
+
+Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
+Invocation = tuple[ToolContext[Any], str]
+"""What the SDK invokes a tool with: its context and the arguments as JSON."""
+
+
+def call_prefix(call_id: str) -> str:
+    """What every interrupt id of the tool call ``call_id`` starts with."""
+    return f"{_PREFIX}{call_id}:"
+
+
+class _ApprovedCall(Mapping[str, Interrupt]):
+    """The answers of a call the SDK approved without this library's answers: "approve"."""
+
+    def __init__(self, call_id: str) -> None:
+        self._prefix = call_prefix(call_id)
+
+    def __getitem__(self, key: str) -> Interrupt:
+        if not key.startswith(self._prefix):
+            raise KeyError(key)
+        return Interrupt(id=key, name="", response="approve")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+class _SDKTool:
+    """One call of an SDK function tool, as the `AgentTool` the chain's terminal runs."""
+
+    __slots__ = ("_input", "_invoker", "_start", "produced", "tool")
+
+    def __init__(
+        self,
+        tool: FunctionTool,
+        invoker: Invoker,
+        shown_input: Any,
+        start: Callable[[], Awaitable[Invocation]],
+    ) -> None:
+        self.tool = tool
+        self._invoker = invoker
+        self._input = shown_input
+        self._start = start
+        self.produced: tuple[ToolResultEvent, Any] | None = None
+
+    @property
+    def tool_name(self) -> str:
+        """The name the model calls the tool by."""
+        return self.tool.name
+
+    @property
+    def tool_spec(self) -> ToolSpec:
+        """The tool's spec in Converse shape."""
+        return tool_spec_of(self.tool)
+
+    async def stream(
+        self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
+    ) -> AsyncGenerator[ToolResultEvent, None]:
+        """Run the SDK's own invoker (once the SDK invokes the tool); yields its result."""
+        context, args_json = await self._start()
+        arguments = tool_use["input"]
+        # Arguments a handler left as they were go to the SDK as the model's own string.
+        args = args_json if arguments == self._input else json.dumps(arguments)
+        value = await self._invoker(context, args)
+        result: ToolResult = {
+            "toolUseId": tool_use["toolUseId"],
+            "status": "success",
+            "content": [{"text": value if isinstance(value, str) else json.dumps(value)}],
+        }
+        event = ToolResultEvent(result)
+        self.produced = (event, value)
+        yield event
+
+    def __repr__(self) -> str:
+        return f"OpenAIAgentsTool({self.tool.name!r})"
+
+
+def _host_result(event: ToolResultEvent, tool: _SDKTool) -> Any:
+    """What the SDK gets as the tool's output for the chain's result."""
+    if tool.produced is not None and tool.produced[0] is event:
+        return tool.produced[1]
+    return "".join(
+        str(item.get("text", item.get("json", ""))) for item in event.tool_result["content"]
+    )
+
+
+class _Pending:
+    """A call whose chain waits at its terminal for the SDK to invoke the tool."""
+
+    __slots__ = ("invoked", "settled", "task", "tool")
+
+    def __init__(self, tool: _SDKTool) -> None:
+        loop = asyncio.get_running_loop()
+        # Set when the chain reaches the terminal or ends before it, whichever comes first.
+        self.settled: asyncio.Future[None] = loop.create_future()
+        self.invoked: asyncio.Future[Invocation] = loop.create_future()
+        self.task: asyncio.Task[ToolResultEvent] | None = None
+        self.tool = tool
+
+    def settle(self, _: object = None) -> None:
+        if not self.settled.done():
+            self.settled.set_result(None)
+
+
+class ToolCalls:
+    """The tool calls of the agents one middleware object wraps: waiting, paused, answered."""
+
+    def __init__(self, registry: MiddlewareRegistry, agent: Any) -> None:
+        self.registry = registry
+        self.agent = agent
+        self.pending: dict[str, _Pending] = {}
+        self.owed: dict[str, list[Interrupt]] = {}
+        self.answers: dict[str, dict[str, Interrupt]] = {}
+
+    def _context(
+        self, tool: _SDKTool, tool_use: ToolUse, answers: Mapping[str, Interrupt]
+    ) -> tuple[ExecuteToolContext, threading.Event]:
+        signal = threading.Event()
+        context = ExecuteToolContext(
+            agent=self.agent,
+            tool=tool,
+            tool_use=tool_use,
+            invocation_state={},
+            cancel_signal=signal,
+            _interrupts=answers,
+        )
+        return context, signal
+
+    async def _drive(self, context: ExecuteToolContext, signal: threading.Event) -> ToolResultEvent:
+        result: ToolResultEvent | None = None
+        stream = run_tool_stage(self.registry, context, make_tool_terminal(signal))
+        try:
+            async for event in stream:
+                if isinstance(event, ToolResultEvent):
+                    result = event
+        finally:
+            await stream.aclose()
+        assert result is not None  # run_tool_stage ends with a result or raises
+        return result
+
+    async def check(self, tool: FunctionTool, invoker: Invoker, params: Any, call_id: str) -> bool:
+        """The approval check: start the call's chain; ``True`` when a handler interrupts."""
+        tool_use = copy_tool_use({"toolUseId": call_id, "name": tool.name, "input": params})
+
+        async def start() -> Invocation:
+            pending.settle()
+            return await pending.invoked
+
+        pending = _Pending(_SDKTool(tool, invoker, copy_tool_use(tool_use)["input"], start))
+        context, signal = self._context(pending.tool, tool_use, {})
+        task = asyncio.create_task(self._drive(context, signal))
+        task.add_done_callback(pending.settle)
+        pending.task = task
+        await pending.settled
+        if task.done() and not task.cancelled():
+            error = task.exception()
+            if isinstance(error, InterruptException):
+                self.owed[call_id] = [error.interrupt]
+                return True
+        self.pending[call_id] = pending
+        return False
+
+    async def invoke(
+        self, tool: FunctionTool, invoker: Invoker, context: ToolContext[Any], args_json: str
+    ) -> Any:
+        """The tool's invoker: the chain started by the check, or a resumed call's chain."""
+        pending = self.pending.pop(context.tool_call_id, None)
+        if pending is None or pending.task is None:
+            return await self._resumed(tool, invoker, context, args_json)
+        if not pending.invoked.done():
+            pending.invoked.set_result((context, args_json))
+        # Cancelling this call cancels the chain's task, and the await returns once the task
+        # has closed its handlers.
+        event = await pending.task
+        return _host_result(event, pending.tool)
+
+    async def _resumed(
+        self, tool: FunctionTool, invoker: Invoker, context: ToolContext[Any], args_json: str
+    ) -> Any:
+        call_id = context.tool_call_id
+        given = self.answers.pop(call_id, None)
+        answers: Mapping[str, Interrupt] = given if given is not None else _ApprovedCall(call_id)
+        self.owed.pop(call_id, None)
+        arguments: Any = json.loads(args_json) if args_json else {}
+        tool_use = copy_tool_use({"toolUseId": call_id, "name": tool.name, "input": arguments})
+
+        async def start() -> Invocation:
+            return context, args_json
+
+        sdk_tool = _SDKTool(tool, invoker, copy_tool_use(tool_use)["input"], start)
+        chain_context, signal = self._context(sdk_tool, tool_use, answers)
+        try:
+            event = await self._drive(chain_context, signal)
+        except InterruptException as again:
+            return (
+                f"The tool did not run: middleware asked {again.interrupt.name!r} again on a "
+                "resumed call, and the OpenAI Agents SDK cannot pause a call it already approved."
+            )
+        return _host_result(event, sdk_tool)
+
+
+def wrap_tool(tool: FunctionTool, calls: ToolCalls) -> FunctionTool:
+    """A copy of ``tool`` whose calls run through ExecuteToolStage."""
+    invoker: Invoker = tool.on_invoke_tool
+    own = tool.needs_approval
+
+    async def needs_approval(context: Any, params: Any, call_id: str) -> bool:
+        if own is True or (callable(own) and await own(context, params, call_id)):
+            return True  # the SDK's own approval; the chain runs once it is approved
+        if not calls.registry.has_handlers(ExecuteToolStage):
+            return False
+        return await calls.check(tool, invoker, params, call_id)
+
+    async def on_invoke_tool(context: ToolContext[Any], args_json: str) -> Any:
+        if not calls.registry.has_handlers(ExecuteToolStage):
+            return await invoker(context, args_json)
+        return await calls.invoke(tool, invoker, context, args_json)
+
+    return dataclasses.replace(tool, on_invoke_tool=on_invoke_tool, needs_approval=needs_approval)

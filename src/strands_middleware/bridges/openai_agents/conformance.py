@@ -1,0 +1,236 @@
+"""The harness of an OpenAI Agents SDK ``Agent`` running this library's middleware.
+
+This module imports ``agents``: only ``load_harness("openai_agents")`` imports it, so the rest
+of the kit runs without the SDK installed. It turns the SDK's tracing off (the kit runs
+offline). A paused run's state is the SDK's own: ``RunState.to_json()``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from agents import (
+    Agent,
+    ModelResponse,
+    RunConfig,
+    RunContextWrapper,
+    RunHooks,
+    Runner,
+    RunResult,
+    RunResultStreaming,
+    RunState,
+    Tool,
+    function_tool,
+    set_tracing_disabled,
+)
+from agents.items import TResponseInputItem
+
+from ...conformance import AgentSetup, Capability, HookName, RunReport
+from ...content import Message, Messages
+from ...testing import ScriptedModel
+from ._converse import converse_message, converse_messages
+from ._middleware import OpenAIAgentsMiddleware
+from .testing import ScriptedOpenAIModel
+
+__all__ = ["OpenAIAgentsAgent", "OpenAIAgentsHarness"]
+
+
+class _HookLog(RunHooks[Any]):
+    """The SDK's run hooks around model and tool calls, noted in a log."""
+
+    def __init__(self, log: list[HookName]) -> None:
+        self.log = log
+
+    async def on_llm_start(
+        self,
+        context: RunContextWrapper[Any],
+        agent: Agent[Any],
+        system_prompt: str | None,
+        input_items: list[TResponseInputItem],
+    ) -> None:
+        self.log.append("before_model_call")
+
+    async def on_llm_end(
+        self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse
+    ) -> None:
+        self.log.append("after_model_call")
+
+    async def on_tool_start(self, context: RunContextWrapper[Any], agent: Any, tool: Any) -> None:
+        self.log.append("before_tool_call")
+
+    async def on_tool_end(
+        self, context: RunContextWrapper[Any], agent: Any, tool: Any, result: Any
+    ) -> None:
+        self.log.append("after_tool_call")
+
+
+_CONFIG = RunConfig(tracing_disabled=True)
+
+
+def _user(prompt: str) -> TResponseInputItem:
+    """A user prompt as the SDK's input item."""
+    return {"role": "user", "content": prompt}
+
+
+class OpenAIAgentsAgent:
+    """An SDK ``Agent`` with the bridge, behind the kit's `HostAgent` interface."""
+
+    def __init__(
+        self,
+        agent: Agent[Any],
+        middleware: OpenAIAgentsMiddleware,
+        saved: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.middleware = middleware
+        self._hooks: list[HookName] = []
+        self.history: list[Any] = list((saved or {}).get("history", []))
+        self._state_json: Mapping[str, Any] | None = (saved or {}).get("state")
+        self._state: RunState[Any] | None = None
+
+    async def _paused_state(self) -> RunState[Any] | None:
+        if self._state is None and self._state_json is not None:
+            self._state = await RunState.from_json(self.agent, dict(self._state_json))
+        return self._state
+
+    async def run(self, prompt: str) -> RunReport:
+        if self._state_json is not None:
+            raise RuntimeError(
+                "the run is paused on interrupts: resume it with their answers first"
+            )
+        return self._report(await self._streamed([*self.history, _user(prompt)]))
+
+    async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
+        state = await self._paused_state()
+        if state is None:
+            raise RuntimeError("nothing is paused: there is no interrupt to answer")
+        self.middleware.resume(state, responses)
+        return self._report(await self._streamed(state))
+
+    async def _streamed(self, prompt: Any) -> RunResultStreaming:
+        # Streamed, so the model is asked through stream_response and handlers see its deltas.
+        result = Runner.run_streamed(
+            self.agent, prompt, run_config=_CONFIG, hooks=_HookLog(self._hooks)
+        )
+        async for _event in result.stream_events():
+            pass
+        return result
+
+    def _report(self, result: RunResult | RunResultStreaming) -> RunReport:
+        self.history = result.to_input_list()
+        responses = result.raw_responses
+        message: Message = (
+            converse_message(responses[-1].output)
+            if responses
+            else {"role": "assistant", "content": []}
+        )
+        if result.interruptions:
+            state = result.to_state()
+            self._state = state
+            self._state_json = state.to_json()
+            return RunReport("interrupt", message, tuple(self.middleware.interrupts(result)))
+        self._state = None
+        self._state_json = None
+        return RunReport("end_turn", message)
+
+    def stream(self, prompt: str) -> AsyncIterator[object]:
+        return self._stream(prompt)
+
+    async def _stream(self, prompt: str) -> AsyncIterator[object]:
+        result = Runner.run_streamed(
+            self.agent,
+            [*self.history, _user(prompt)],
+            run_config=_CONFIG,
+            hooks=_HookLog(self._hooks),
+        )
+        try:
+            async for event in result.stream_events():
+                yield event
+        finally:
+            result.cancel()
+            # The run ends (and closes what it opened) once its task is done.
+            async for _event in result.stream_events():
+                pass
+
+    @property
+    def messages(self) -> Messages:
+        return converse_messages(self.history)
+
+    def hook_events(self) -> list[HookName]:
+        return list(self._hooks)
+
+    def save(self) -> Mapping[str, Any]:
+        return {"history": list(self.history), "state": self._state_json}
+
+
+class OpenAIAgentsHarness:
+    """The SDK's ``Agent`` with `ScriptedOpenAIModel`, function tools and the bridge."""
+
+    name = "openai_agents"
+    capabilities = frozenset(
+        {
+            Capability.EVENT_STREAMING,
+            Capability.HOOKS,
+            Capability.RESUME_IN_ANOTHER_PROCESS,
+        }
+    )
+    known_failures: Mapping[str, str] = MappingProxyType(
+        {
+            "unknown_tool_runs_the_chain_with_tool_none": (
+                "openai-agents (0.19 to 0.24) raises ModelBehaviorError for a call to a tool "
+                "the agent does not have, before any tool runs, so the chain never sees it"
+            ),
+            "unknown_tool_can_be_answered_by_middleware": (
+                "openai-agents (0.19 to 0.24) ends the run with ModelBehaviorError on a "
+                "call to an unknown tool, so middleware cannot answer it"
+            ),
+            "system_prompt_blocks_reach_the_model": (
+                "openai-agents (0.19 to 0.24) takes an agent's instructions as one string, "
+                "so system prompt blocks reach the model joined into one"
+            ),
+            "raising_tool_becomes_an_error_result": (
+                "openai-agents (0.19 to 0.24) keeps a tool's output as a "
+                "function_call_output item, which has no status: a failed call reaches the "
+                "model as its text, not as an error"
+            ),
+            "catalog_tool_approval_gates_the_tool": (
+                "openai-agents (0.19 to 0.24) keeps a tool's output as a "
+                "function_call_output item, which has no status: a denied call reaches the "
+                "model as its text, not as an error"
+            ),
+        }
+    )
+
+    def __init__(self) -> None:
+        # Offline: the SDK's tracing exports to the provider by default.
+        os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+        set_tracing_disabled(True)
+
+    def model(self, script: ScriptedModel) -> object:
+        return ScriptedOpenAIModel(script)
+
+    def build(self, setup: AgentSetup) -> OpenAIAgentsAgent:
+        agent, middleware = self._agent(setup)
+        return OpenAIAgentsAgent(agent, middleware)
+
+    def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> OpenAIAgentsAgent:
+        agent, middleware = self._agent(setup)
+        return OpenAIAgentsAgent(agent, middleware, saved)
+
+    def _agent(self, setup: AgentSetup) -> tuple[Agent[Any], OpenAIAgentsMiddleware]:
+        middleware = OpenAIAgentsMiddleware(*setup.middleware)
+        # No failure_error_function: a tool's exception reaches the chain, which makes it the
+        # error result (the SDK's default turns it into a fixed message first).
+        tools: list[Tool] = [
+            function_tool(function, failure_error_function=None) for function in setup.tools
+        ]
+        agent: Agent[Any] = Agent(
+            "conformance",
+            model=ScriptedOpenAIModel(setup.script),
+            tools=tools,
+            instructions=setup.system_prompt,
+        )
+        return middleware.wrap(agent), middleware

@@ -1,0 +1,356 @@
+"""The OpenAI Agents SDK bridge on real SDK runs, with a scripted SDK model and tracing off."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+
+import dataclasses
+import json
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import pytest
+from agents import (
+    Agent,
+    Model,
+    ModelProvider,
+    ModelResponse,
+    RunConfig,
+    Runner,
+    RunState,
+    function_tool,
+    set_tracing_disabled,
+)
+from agents.exceptions import UserError
+
+from strands_middleware import ExecuteToolStage, InvokeModelStage, MiddlewareResult
+from strands_middleware.bridges.openai_agents import (
+    OpenAIAgentsMiddleware,
+    UnsupportedStageError,
+)
+from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
+from strands_middleware.engine._handlers import MiddlewareNext
+from strands_middleware.events import ModelStopReason, TypedEvent
+from strands_middleware.exceptions import InterruptResumeError
+from strands_middleware.experimental import AgentStreamStage
+from strands_middleware.stages._execute_tool import ExecuteToolContext
+from strands_middleware.stages._invoke_model import InvokeModelContext
+from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
+
+set_tracing_disabled(True)
+CONFIG = RunConfig(tracing_disabled=True)
+
+deleted: list[str] = []
+
+
+@function_tool(failure_error_function=None)
+def delete_file(path: str) -> str:
+    """Delete a file.
+
+    Args:
+        path: The file to delete.
+    """
+    deleted.append(path)
+    return f"deleted {path}"
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> None:
+    deleted.clear()
+
+
+class RecordingModel(ScriptedOpenAIModel):
+    """Keeps every ModelResponse it returns, to check the SDK gets the very same object."""
+
+    def __init__(self, script: Any) -> None:
+        super().__init__(script)
+        self.responses: list[ModelResponse] = []
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        response = await super().get_response(*args, **kwargs)
+        self.responses.append(response)
+        return response
+
+
+async def run(agent: Agent[Any], prompt: Any, *, streamed: bool, **kwargs: Any) -> Any:
+    config = kwargs.pop("run_config", CONFIG)
+    if not streamed:
+        return await Runner.run(agent, prompt, run_config=config, **kwargs)
+    result = Runner.run_streamed(agent, prompt, run_config=config, **kwargs)
+    async for _event in result.stream_events():
+        pass
+    return result
+
+
+def seen_roles(log: list[Any]) -> Any:
+    @InvokeModelStage.wrap
+    async def watch(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        log.append([m["role"] for m in context.messages])
+        async for event in next_fn(context):
+            log.append(type(event).__name__)
+            yield event
+
+    return watch
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_every_model_call_runs_the_chain_and_the_tool_runs_once(streamed: bool) -> None:
+    log: list[Any] = []
+    middleware = OpenAIAgentsMiddleware(seen_roles(log))
+    model = ScriptedOpenAIModel(
+        [tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Done.")]
+    )
+    agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
+    result = await run(agent, "Delete /a", streamed=streamed)
+    assert result.final_output == "Done."
+    assert deleted == ["/a"]
+    calls = [entry for entry in log if isinstance(entry, list)]
+    assert calls == [["user"], ["user", "assistant", "user"]]
+    assert log.count("ModelStopReason") == 2
+
+
+async def test_an_unchanged_response_reaches_the_sdk_as_its_own_object() -> None:
+    middleware = OpenAIAgentsMiddleware(seen_roles([]))
+    model = RecordingModel([text_turn("Hi.")])
+    result = await run(middleware.wrap(Agent("a", model=model)), "Hello", streamed=False)
+    assert result.raw_responses[0] is model.responses[0]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_changed_result_reaches_the_sdk_with_its_usage(streamed: bool) -> None:
+    def rewrite(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
+        usage = {"inputTokens": 7, "outputTokens": 3, "totalTokens": 10}
+        message = {"role": "assistant", "content": [{"text": "Rewritten."}]}
+        return result.replace(value=ModelStopReason("end_turn", message, usage, {"latencyMs": 1}))
+
+    middleware = OpenAIAgentsMiddleware(InvokeModelStage.output(rewrite))
+    agent = middleware.wrap(Agent("a", model=ScriptedOpenAIModel([text_turn("Hi.")])))
+    result = await run(agent, "Hello", streamed=streamed)
+    assert result.final_output == "Rewritten."
+    usage = result.context_wrapper.usage
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (7, 3, 10)
+
+
+class Provider(ModelProvider):
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.names: list[str | None] = []
+
+    def get_model(self, model_name: str | None) -> Model:
+        self.names.append(model_name)
+        return self.model
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("name", ["gpt-test", None])
+async def test_a_model_named_through_a_provider_runs_the_chain(
+    name: str | None, streamed: bool
+) -> None:
+    log: list[Any] = []
+    middleware = OpenAIAgentsMiddleware(seen_roles(log))
+    provider = Provider(ScriptedOpenAIModel([text_turn("Hi.")]))
+    agent = middleware.wrap(Agent("a", model=name))
+    config = middleware.run_config(RunConfig(model_provider=provider, tracing_disabled=True))
+    result = await run(agent, "Hello", streamed=streamed, run_config=config)
+    assert result.final_output == "Hi."
+    assert log[0] == ["user"]
+    assert provider.names == [name]
+
+
+async def test_run_config_model_object_runs_the_chain() -> None:
+    log: list[Any] = []
+    middleware = OpenAIAgentsMiddleware(seen_roles(log))
+    config = middleware.run_config(
+        RunConfig(model=ScriptedOpenAIModel([text_turn("Hi.")]), tracing_disabled=True)
+    )
+    result = await run(Agent("a"), "Hello", streamed=False, run_config=config)
+    assert (result.final_output, log[0]) == ("Hi.", ["user"])
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_per_call_model_switch_reaches_the_sdk(streamed: bool) -> None:
+    other = ScriptedOpenAIModel([text_turn("From the other model.")])
+
+    def switch(context: InvokeModelContext) -> InvokeModelContext:
+        return dataclasses.replace(context, model=other)
+
+    middleware = OpenAIAgentsMiddleware(InvokeModelStage.input(switch))
+    first = ScriptedOpenAIModel([text_turn("From the first model.")])
+    result = await run(middleware.wrap(Agent("a", model=first)), "Hi", streamed=streamed)
+    assert result.final_output == "From the other model."
+    assert len(other.script.requests) == 1
+    assert isinstance(first.script, ScriptedModel)
+    assert not first.script.requests
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_tool_input_changed_by_a_handler_reaches_the_tool(streamed: bool) -> None:
+    def redirect(context: ExecuteToolContext) -> ExecuteToolContext:
+        tool_use = context.tool_use
+        return dataclasses.replace(context, tool_use={**tool_use, "input": {"path": "/safe"}})
+
+    middleware = OpenAIAgentsMiddleware(ExecuteToolStage.input(redirect))
+    model = ScriptedOpenAIModel([tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("ok")])
+    agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
+    await run(agent, "Delete", streamed=streamed)
+    assert deleted == ["/safe"]
+
+
+def gate(asked: list[Any]) -> Any:
+    @ExecuteToolStage.wrap
+    async def approval(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        answer = context.interrupt("approve", reason={"path": context.tool_use["input"]["path"]})
+        asked.append(answer.response)
+        async for event in next_fn(context):
+            yield event
+
+    return approval
+
+
+def paused_agent(asked: list[Any]) -> tuple[OpenAIAgentsMiddleware, Agent[Any], ScriptedModel]:
+    script = ScriptedModel([tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Done.")])
+    middleware = OpenAIAgentsMiddleware(gate(asked))
+    agent = middleware.wrap(Agent("a", model=ScriptedOpenAIModel(script), tools=[delete_file]))
+    return middleware, agent, script
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_an_interrupt_pauses_through_the_sdk_and_resumes_with_answers(
+    streamed: bool,
+) -> None:
+    asked: list[Any] = []
+    middleware, agent, script = paused_agent(asked)
+    result = await run(agent, "Delete /a", streamed=streamed)
+    assert result.final_output is None and len(result.interruptions) == 1
+    [interrupt] = middleware.interrupts(result)
+    assert interrupt.id.startswith("v1:middleware_execute_tool:t1:")
+    assert (interrupt.name, interrupt.reason) == ("approve", {"path": "/a"})
+    assert deleted == []
+    state = result.to_state()
+    middleware.resume(
+        state, [{"interruptResponse": {"interruptId": interrupt.id, "response": "yes"}}]
+    )
+    done = await run(agent, state, streamed=streamed)
+    assert (done.final_output, deleted, asked) == ("Done.", ["/a"], ["yes"])
+    assert len(script.requests) == 2
+
+
+async def test_a_saved_run_state_resumes_in_a_fresh_agent_without_the_model() -> None:
+    middleware, agent, _ = paused_agent([])
+    result = await run(agent, "Delete /a", streamed=False)
+    [interrupt] = middleware.interrupts(result)
+    saved = result.to_state().to_json()
+    asked: list[Any] = []
+    fresh_script = ScriptedModel([text_turn("Done.")])
+    fresh = OpenAIAgentsMiddleware(gate(asked))
+    fresh_agent = fresh.wrap(
+        Agent("a", model=ScriptedOpenAIModel(fresh_script), tools=[delete_file])
+    )
+    state = await RunState.from_json(fresh_agent, json.loads(json.dumps(saved)))
+    fresh.resume(state, {interrupt.id: "yes"})
+    done = await run(fresh_agent, state, streamed=False)
+    assert (done.final_output, deleted, asked) == ("Done.", ["/a"], ["yes"])
+    assert len(fresh_script.requests) == 1
+
+
+async def test_sdk_approve_answers_approve_and_reject_never_runs_the_tool() -> None:
+    asked: list[Any] = []
+    _, agent, _ = paused_agent(asked)
+    result = await run(agent, "Delete /a", streamed=False)
+    state = result.to_state()
+    state.approve(result.interruptions[0])
+    done = await run(agent, state, streamed=False)
+    assert (done.final_output, deleted, asked) == ("Done.", ["/a"], ["approve"])
+
+    deleted.clear()
+    _, agent, script = paused_agent(asked)
+    result = await run(agent, "Delete /a", streamed=False)
+    state = result.to_state()
+    state.reject(result.interruptions[0], rejection_message="no")
+    done = await run(agent, state, streamed=False)
+    assert (done.final_output, deleted) == ("Done.", [])
+    assert script.requests[1].messages[-1]["content"][0]["toolResult"]["content"] == [
+        {"text": "no"}
+    ]
+
+
+async def test_answers_for_another_run_are_refused_and_the_state_is_unchanged() -> None:
+    middleware, agent, _ = paused_agent([])
+    result = await run(agent, "Delete /a", streamed=False)
+    state = result.to_state()
+    before = state.to_json()
+    wrong = "v1:middleware_execute_tool:other-call:5cf56bed-067e-5438-a1ef-dbfa3405e45d"
+    with pytest.raises(InterruptResumeError, match="no paused call waits"):
+        middleware.resume(state, {wrong: "yes"})
+    with pytest.raises(InterruptResumeError, match="not answered"):
+        middleware.resume(state, {})
+    assert state.to_json() == before
+    assert deleted == []
+
+
+async def test_a_run_state_of_another_agent_is_refused() -> None:
+    _, agent, _ = paused_agent([])
+    result = await run(agent, "Delete /a", streamed=False)
+    other = OpenAIAgentsMiddleware().wrap(Agent("b", model=ScriptedOpenAIModel([])))
+    with pytest.raises(UserError, match="agent"):
+        await RunState.from_json(other, result.to_state().to_json())
+
+
+def test_a_model_the_sdk_cannot_run_is_refused_at_wrap() -> None:
+    # The SDK checks the model when the agent is built; one set later reaches wrap().
+    agent = Agent("a")
+    agent.model = object()  # type: ignore[assignment]
+    with pytest.raises(TypeError, match=r"agents\.Model, a model name, or None"):
+        OpenAIAgentsMiddleware().wrap(agent)
+
+
+def test_agent_stream_handlers_are_refused_at_registration() -> None:
+    @AgentStreamStage.wrap
+    async def passthrough(context: Any, next_fn: Any) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            yield event
+
+    with pytest.raises(UnsupportedStageError, match="AgentStreamStage is not supported"):
+        OpenAIAgentsMiddleware(passthrough)
+
+
+async def test_a_streamed_run_shows_handlers_text_and_tool_input_deltas() -> None:
+    log: list[Any] = []
+    middleware = OpenAIAgentsMiddleware(seen_roles(log))
+    model = ScriptedOpenAIModel(
+        [tool_turn("delete_file", {"path": "/a"}, "t1", text="On it."), text_turn("Done.")]
+    )
+    agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
+    result = await run(agent, "Delete /a", streamed=True)
+    assert result.final_output == "Done."
+    first_call = log[1 : log.index("ModelStopReason") + 1]
+    assert "TextDeltaEvent" in first_call
+    assert "ToolUseDeltaEvent" in first_call
+    assert deleted == ["/a"]
+
+
+async def test_a_streamed_model_failing_at_once_can_be_asked_again() -> None:
+    script = ScriptedModel([ConnectionError("busy"), text_turn("Hi.")])
+
+    @InvokeModelStage.wrap
+    async def again(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        try:
+            async for event in next_fn(context):
+                yield event
+        except ConnectionError:
+            async for event in next_fn(context):
+                yield event
+
+    middleware = OpenAIAgentsMiddleware(again)
+    agent = middleware.wrap(Agent("a", model=ScriptedOpenAIModel(script)))
+    result = await run(agent, "Hello", streamed=True)
+    assert result.final_output == "Hi."
+    assert len(script.requests) == 2
