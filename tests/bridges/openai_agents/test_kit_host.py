@@ -5,9 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from strands_middleware.conformance import BUILT_IN_HOSTS
-
-from strands_middleware.conformance import load_harness
+from strands_middleware.conformance import BUILT_IN_HOSTS, load_harness
 
 
 def test_the_openai_agents_host_loads_its_harness() -> None:
