@@ -440,3 +440,13 @@ def test_no_two_modules_import_each_other_even_under_type_checking() -> None:
 def test_the_circle_check_finds_a_circle_through_a_third_module() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert import_circles(graph) == [["a", "b", "c"]]
+
+
+def test_no_module_is_over_600_lines() -> None:
+    """A module longer than that holds more than one idea: split it where the ideas part."""
+    long = {
+        module: lines
+        for module, path in _library_modules()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > 600
+    }
+    assert long == {}

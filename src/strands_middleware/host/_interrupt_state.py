@@ -11,10 +11,10 @@ of calls, in this order:
 3. While the pass runs, middleware calls `resolve_middleware_interrupt` (read-only). When it
    raises `InterruptException`, the executor that catches it calls ``register(interrupt)`` and
    ``activate()``; a paused tool call also stores a `PendingToolExecution` so the resume replays
-   the tools instead of calling the model again.
-   An agent-stream interrupt raised after the pass already produced its result (with no tool
-   execution pending) is refused instead: the run loop calls ``deactivate()`` and raises, since
-   nothing was stored to replay and a resume would call the model a second time.
+   the tools instead of calling the model again. An agent-stream interrupt raised after the pass
+   already produced its result (with no tool execution pending) is refused instead: the run loop
+   calls ``deactivate()`` and raises, since nothing was stored to replay and a resume would call
+   the model a second time.
 4. ``end_tool_cycle()`` after a round of tools ran to completion.
 5. At the end of the pass: ``deactivate()`` if the state is activated, the pass did not stop on
    an interrupt and no tool execution is pending (how an agent-stream pause ends), then
