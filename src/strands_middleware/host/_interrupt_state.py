@@ -112,9 +112,7 @@ class PendingToolExecution:
         return cls(assistant_message=message, completed_tool_results=results)
 
 
-# --------------------------------------------------------------------------------------------
-# Interrupt state
-# --------------------------------------------------------------------------------------------
+# ---- interrupt state -------------------------------------------------------------------------
 
 
 class InterruptState:
