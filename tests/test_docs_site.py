@@ -146,3 +146,15 @@ def test_the_clause_table_is_the_kit_table_with_cited_pages_linked(hooks: Module
     matrix: str = hooks.matrix_page([], {}, table)
     assert "## Conformance clauses" in matrix
     assert table.rstrip() in matrix
+
+
+def test_a_name_exported_by_several_modules_links_to_the_one_nearest_the_root(
+    hooks: ModuleType,
+) -> None:
+    urls = [
+        "api/strands_middleware.stages/#strands_middleware.stages.InvokeModelStage",
+        "api/strands_middleware/#strands_middleware.InvokeModelStage",
+        "api/strands_middleware.catalog.tracing/#x.InvokeModelStage",
+    ]
+    assert hooks.home_of(urls) == "api/strands_middleware/#strands_middleware.InvokeModelStage"
+    assert hooks.home_of(urls[::2]) == urls[0]
