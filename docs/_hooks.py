@@ -43,6 +43,7 @@ CATALOG_DIR = "catalog"
 API_NAV_TITLE = "API reference"
 
 log = logging.getLogger("mkdocs.plugins.strands_middleware_docs")
+GRIFFE_LOGGER = "mkdocs.plugins.griffe"  # where mkdocstrings sends griffe's messages
 
 
 # --- The public modules and their __all__ ---------------------------------------------------
@@ -262,6 +263,12 @@ def conformance_reports(hosts: list[HostFacts]) -> list[Any]:
     silence = logging.NullHandler()
     root = logging.getLogger()
     root.addHandler(silence)
+    # The OpenAI Agents SDK parses the clauses' tool docstrings with griffe and turns griffe's
+    # logger down while it does; under mkdocstrings griffe logs through mkdocs' own logger
+    # instead, so its notes on those test tools would count as warnings of this build.
+    griffe = logging.getLogger(GRIFFE_LOGGER)
+    griffe_level = griffe.level
+    griffe.setLevel(logging.ERROR)
     try:
         return [
             run_conformance(load_harness(host.name), known_failures=host.known_failures)
@@ -269,6 +276,7 @@ def conformance_reports(hosts: list[HostFacts]) -> list[Any]:
             if host.installed
         ]
     finally:
+        griffe.setLevel(griffe_level)
         root.removeHandler(silence)
 
 
@@ -437,6 +445,37 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
                 "the host %s has no page: write docs/hosts/%s", host.name, _host_page(host.name)
             )
     return files
+
+
+def home_of(urls: list[str]) -> str:
+    """The API page a name exported by several public modules links to: the module nearest
+    the package root (``strands_middleware`` before ``strands_middleware.stages``)."""
+
+    def depth(url: str) -> tuple[int, str]:
+        module = url.split("#", 1)[0].strip("/").rsplit("/", 1)[-1]
+        return (module.count("."), url)
+
+    return min(urls, key=depth)
+
+
+def on_env(env: Any, /, *, config: MkDocsConfig, files: Files) -> Any:
+    """Give a name exported by several public modules one home before links are resolved.
+
+    Such a name is rendered on each module's API page, so a signature that mentions it (by its
+    defining, private path) has several equal candidates, which autorefs reports. This runs
+    before autorefs resolves links (its ``on_env`` runs late) and keeps, for such a name, the
+    page of the module nearest the package root.
+    """
+    autorefs = config.plugins.get("autorefs")
+    aliases: dict[str, list[str]] | None = getattr(autorefs, "_secondary_url_map", None)
+    if aliases is None:
+        log.warning("mkdocs-autorefs changed: docs/_hooks.py cannot find its secondary URL map")
+        return env
+    prefix = f"{API_DIR}/"
+    for urls in aliases.values():
+        if len(set(urls)) > 1 and all(url.startswith(prefix) for url in urls):
+            urls[:] = [home_of(urls)]
+    return env
 
 
 _MARKER = re.compile(r"<!--\s*supported-hosts:\s*(?P<item>\w+)\s*-->")

@@ -19,7 +19,13 @@ Both checkers run once over all the snippets (one file per group), with the conf
 gets from ``--strict`` alone, not this project's; a failure names the snippet by its file, lines
 and section, and quotes the checker with the line mapped back to the Markdown file. A snippet
 importing a framework not installed here (pydantic-ai needs Python 3.11) is left out of the run
-on that Python, as the bridge's own tests are.
+on that Python, as the bridge's own tests are. A snippet that needs a module the top-level
+import does not show (a submodule another package adds, such as ``temporalio.strands_agents``,
+which cannot be installed beside this project's dev extra) names it with
+``<!-- needs: temporalio.strands_agents -->`` above its fence (with the other markers, in any
+order; for a continued group the marker on its first block decides): where that module cannot be
+imported, the snippet is left out of the checks and the run, and where it can, it is held to
+them like any other.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ BIN = Path(sys.executable).parent
 CONTINUES = "<!-- continues -->"
 NO_RUN = "<!-- no-run -->"
 MARKERS = (CONTINUES, NO_RUN)
+# ``<!-- needs: package.module -->``: the snippet is checked only where that module imports.
+_NEEDS = re.compile(r"^<!-- needs: (?P<module>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*) -->$")
 RUN_TIMEOUT = 60  # seconds, per snippet
 PYTHON_VERSION = "3.10"  # the oldest Python the package supports (requires-python)
 
@@ -66,6 +74,8 @@ class Snippet:
     section: str
     source: str = "README.md"
     runs: bool = True
+    # Modules a ``<!-- needs: ... -->`` marker names: the snippet is left out where one is missing.
+    needs: list[str] = field(default_factory=list[str])
     code_lines: list[str] = field(default_factory=list[str])
     # The Markdown file's line for each line of the code, to report errors where a reader sees them.
     readme_lines: list[int] = field(default_factory=list[int])
@@ -85,11 +95,15 @@ class Snippet:
         return self.first_line
 
 
+def _is_marker(text: str) -> bool:
+    return text in MARKERS or _NEEDS.match(text) is not None
+
+
 def _markers_above(lines: list[str], fence: int) -> set[str]:
     """The markers on the lines just above the fence at index ``fence``."""
     found: set[str] = set()
     number = fence - 1
-    while number >= 0 and lines[number].strip() in MARKERS:
+    while number >= 0 and _is_marker(lines[number].strip()):
         found.add(lines[number].strip())
         number -= 1
     return found
@@ -99,9 +113,9 @@ def extract_snippets(markdown: str, source: str = "README.md") -> list[Snippet]:
     """The ```` ```python ```` blocks of ``markdown``, a continued block joined to the one before.
 
     Raises:
-        ValueError: a ``<!-- continues -->`` or ``<!-- no-run -->`` marker is not directly above
-            a Python fence, or ``<!-- continues -->`` sits above the first Python block (there is
-            nothing for it to continue).
+        ValueError: a ``<!-- continues -->``, ``<!-- no-run -->`` or ``<!-- needs: ... -->``
+            marker is not directly above a Python fence, or ``<!-- continues -->`` sits above the
+            first Python block (there is nothing for it to continue).
     """
     lines = markdown.splitlines()
     snippets: list[Snippet] = []
@@ -114,9 +128,9 @@ def extract_snippets(markdown: str, source: str = "README.md") -> list[Snippet]:
             heading = _HEADING.match(text)
             if heading is not None:
                 section = heading["title"]
-            if text.strip() in MARKERS:
+            if _is_marker(text.strip()):
                 following = number + 1
-                while following < len(lines) and lines[following].strip() in MARKERS:
+                while following < len(lines) and _is_marker(lines[following].strip()):
                     following += 1
                 below = _FENCE.match(lines[following].strip()) if following < len(lines) else None
                 if below is None or below["info"] not in PYTHON_FENCES:
@@ -148,6 +162,9 @@ def extract_snippets(markdown: str, source: str = "README.md") -> list[Snippet]:
                     section=section,
                     source=source,
                     runs=NO_RUN not in markers,
+                    needs=sorted(
+                        match["module"] for match in map(_NEEDS.match, markers) if match is not None
+                    ),
                 )
                 snippets.append(snippet)
             for body_line in range(body_start, end):
@@ -179,7 +196,18 @@ def imports_installed(snippet: Snippet) -> bool:
     return all(importlib.util.find_spec(name) is not None for name in names)
 
 
-SNIPPETS = [s for s in all_snippets() if imports_installed(s)]
+def needs_met(snippet: Snippet) -> bool:
+    """Whether every module the snippet's ``<!-- needs: ... -->`` marker names imports here."""
+    for module in snippet.needs:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return False
+        except ModuleNotFoundError:  # a parent package of the module is missing
+            return False
+    return True
+
+
+SNIPPETS = [s for s in all_snippets() if imports_installed(s) and needs_met(s)]
 
 
 def _file_name(index: int) -> str:
@@ -494,6 +522,46 @@ def test_a_no_run_marker_keeps_the_group_checked_but_not_run() -> None:
     assert (first.runs, first.code) == (False, "x = 1\ny = x\n")
     assert first.name == "docs/page.md:2-9 (top)"
     assert (second.runs, second.code) == (True, "z = 2\n")
+
+
+def test_a_needs_marker_names_modules_and_leaves_the_group_out_where_one_is_missing() -> None:
+    markdown = "\n".join(
+        [
+            "<!-- needs: no_such_package_here.sub -->",
+            NO_RUN,
+            "```python",
+            "x = 1",
+            "```",
+            CONTINUES,
+            "```python",
+            "y = x",
+            "```",
+            "<!-- needs: json.decoder -->",
+            "```python",
+            "z = 2",
+            "```",
+            "```python",
+            "w = 3",
+            "```",
+        ]
+    )
+    absent, present, plain = extract_snippets(markdown, "docs/page.md")
+    assert (absent.needs, absent.runs, absent.code) == (
+        ["no_such_package_here.sub"],
+        False,
+        "x = 1\ny = x\n",
+    )
+    assert (present.needs, present.runs) == (["json.decoder"], True)
+    assert plain.needs == []
+    assert not needs_met(absent)
+    assert needs_met(present) and needs_met(plain)
+    assert not needs_met(Snippet(1, 1, "top", needs=["json.no_such_submodule"]))
+
+
+def test_extraction_refuses_a_needs_marker_with_no_python_block_below() -> None:
+    marker = "<!-- needs: json -->"
+    with pytest.raises(ValueError, match=re.escape(f"docs/x.md:1: {marker} must sit")):
+        extract_snippets(f"{marker}\n```console\nmake\n```\n", "docs/x.md")
 
 
 def test_extraction_refuses_a_no_run_marker_with_no_python_block_below() -> None:
