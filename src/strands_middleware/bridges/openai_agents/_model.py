@@ -33,9 +33,9 @@ from openai.types.responses import (
 )
 
 from ...content import StreamEvent, ToolSpec
-from ...engine._registry import MiddlewareRegistry, missing_result
+from ...engine._registry import MiddlewareRegistry
 from ...events import ModelStopReason, TypedEvent
-from ...host._model_call import invoke_model_terminal
+from ...host._model_call import ModelStagePoint, invoke_model_terminal
 from ...host._model_stream import process_model_stream
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
@@ -82,15 +82,15 @@ class _Request:
 
 
 class _ModelCall:
-    """One SDK model call through the chain: the context handed out and the way back."""
+    """One SDK model call through the chain: its stage point, its terminal and the way back."""
 
     __slots__ = (
         "_request",
         "_shown_messages",
         "_specs",
         "completed",
-        "context",
         "kwargs",
+        "point",
         "raw",
         "response",
         "wrapped",
@@ -108,7 +108,8 @@ class _ModelCall:
         self.raw: list[TResponseStreamEvent] = []
         self.response: ModelResponse | None = None
         self.completed: ResponseCompletedEvent | None = None
-        self.context = InvokeModelContext(
+        self.point = ModelStagePoint(
+            model.registry,
             agent=model.agent,
             messages=messages,
             system_prompt=request.instructions,
@@ -356,14 +357,7 @@ class MiddlewareModel(Model):
             (output_schema, handoffs, tracing),
         )
         call = _ModelCall(self, request, kwargs)
-        result: ModelStopReason | None = None
-        async with self.registry.open(InvokeModelStage, call.context, call.terminal) as stream:
-            async for event in stream:
-                if isinstance(event, ModelStopReason):
-                    result = event
-        if result is None:
-            raise missing_result(InvokeModelStage)
-        return call.response_of(result)
+        return call.response_of(await call.point.result(call.terminal))
 
     async def stream_response(  # noqa: PLR0917 - the SDK's own signature
         self,
@@ -399,7 +393,7 @@ class MiddlewareModel(Model):
         )
         call = _ModelCall(self, request, kwargs)
         result: ModelStopReason | None = None
-        chain = self.registry.open(InvokeModelStage, call.context, call.streamed_terminal)
+        chain = call.point.open(call.streamed_terminal)
         raw = call.raw
         async with chain as stream:
             async for event in stream:
@@ -410,7 +404,7 @@ class MiddlewareModel(Model):
                 if isinstance(event, ModelStopReason):
                     result = event
         if result is None:
-            raise missing_result(InvokeModelStage)
+            raise call.point.missing()
         yield call.completed_of(result)
 
     def get_retry_advice(self, request: Any) -> Any:
