@@ -240,7 +240,7 @@ class OpenAIAgentsHarness:
             raise ValueError(
                 "the OpenAI Agents SDK takes an agent's instructions as one string, so system "
                 "prompt blocks would reach the model joined into one: give the system prompt as "
-                "a string, or set blocks per call with an InvokeModelStage Input handler"
+                "a string"
             )
         middleware = OpenAIAgentsMiddleware(*setup.middleware)
         tools: list[Tool] = [_tool(each) for each in setup.tools]
