@@ -33,9 +33,9 @@ from openai.types.responses import (
 )
 
 from ...content import StreamEvent, ToolSpec
-from ...engine._registry import MiddlewareRegistry, missing_result
-from ...events import ModelStopReason, TypedEvent
-from ...host._model_call import invoke_model_terminal
+from ...engine._registry import MiddlewareRegistry
+from ...events import ModelStopReason, ModelStreamEvent, TypedEvent
+from ...host._model_call import ModelStagePoint, invoke_model_terminal
 from ...host._model_stream import process_model_stream
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
@@ -55,6 +55,8 @@ from ._converse import (
 )
 
 __all__ = ["MiddlewareModel", "MiddlewareModelProvider"]
+
+_NOTHING: list[Any] = []
 
 
 def _function_tools(tools: list[Any]) -> list[FunctionTool]:
@@ -82,15 +84,17 @@ class _Request:
 
 
 class _ModelCall:
-    """One SDK model call through the chain: the context handed out and the way back."""
+    """One SDK model call through the chain: its stage point, its terminal and the way back."""
 
     __slots__ = (
+        "_marks",
         "_request",
+        "_sent",
         "_shown_messages",
         "_specs",
         "completed",
-        "context",
         "kwargs",
+        "point",
         "raw",
         "response",
         "wrapped",
@@ -104,11 +108,15 @@ class _ModelCall:
         self._shown_messages = converse_messages(request.input)
         specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
         self._specs = [tool_spec_of(t) for t in _function_tools(request.tools)]
-        # The model's own stream events not yet passed on to the SDK.
+        # The model's own stream events, and how many of them went on to the SDK: each chunk
+        # made from them is noted with how many had arrived when it was made.
         self.raw: list[TResponseStreamEvent] = []
+        self._sent = 0
+        self._marks: dict[int, tuple[StreamEvent, int]] = {}
         self.response: ModelResponse | None = None
         self.completed: ResponseCompletedEvent | None = None
-        self.context = InvokeModelContext(
+        self.point = ModelStagePoint(
+            model.registry,
             agent=model.agent,
             messages=messages,
             system_prompt=request.instructions,
@@ -180,11 +188,12 @@ class _ModelCall:
         streamed: set[int] = set()
         open_block: int | None = None
         raw = self.raw
+        mark = self._mark
         stream = aiter(model.stream_response(*arguments, **self.kwargs))
         # Nothing goes downstream before the model's first event: a model failing at once
         # fails before any event, so a handler may still ask again (Retry does).
         first = await anext(stream, None)
-        yield {"messageStart": {"role": "assistant"}}
+        yield mark({"messageStart": {"role": "assistant"}})
         if first is None:
             return
         event: TResponseStreamEvent = first
@@ -199,38 +208,60 @@ class _ModelCall:
                 index = delta.output_index
                 if index != open_block:
                     if open_block is not None:
-                        yield {"contentBlockStop": {}}
-                    yield {"contentBlockStart": {"start": {}}}
+                        yield mark({"contentBlockStop": {}})
+                    yield mark({"contentBlockStart": {"start": {}}})
                     open_block = index
                     streamed.add(index)
-                yield {"contentBlockDelta": {"delta": {"text": delta.delta}}}
+                yield mark({"contentBlockDelta": {"delta": {"text": delta.delta}}})
             elif isinstance(event, ResponseCompletedEvent):
                 if open_block is not None:
-                    yield {"contentBlockStop": {}}
+                    yield mark({"contentBlockStop": {}})
                     open_block = None
                 for chunk in self._completed(event, streamed):
-                    yield chunk
+                    yield mark(chunk)
             else:
                 raw.append(event)
                 if isinstance(event, ResponseFunctionCallArgumentsDeltaEvent):
-                    yield {"contentBlockDelta": {"delta": {"toolUse": {"input": event.delta}}}}
+                    yield mark(
+                        {"contentBlockDelta": {"delta": {"toolUse": {"input": event.delta}}}}
+                    )
                 elif isinstance(event, ResponseOutputItemAddedEvent) and isinstance(
                     event.item, ResponseFunctionToolCall
                 ):
                     if open_block is not None:
-                        yield {"contentBlockStop": {}}
+                        yield mark({"contentBlockStop": {}})
                     call = event.item
                     start: Any = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
-                    yield {"contentBlockStart": {"start": start}}
+                    yield mark({"contentBlockStart": {"start": start}})
                     open_block = event.output_index
                     streamed.add(event.output_index)
                 elif isinstance(event, ResponseOutputItemDoneEvent) and open_block is not None:
-                    yield {"contentBlockStop": {}}
+                    yield mark({"contentBlockStop": {}})
                     open_block = None
             try:
                 event = await next_event()
             except StopAsyncIteration:
                 break
+
+    def _mark(self, chunk: StreamEvent) -> StreamEvent:
+        self._marks[id(chunk)] = (chunk, len(self.raw))
+        return chunk
+
+    def passed(self, event: TypedEvent) -> list[TResponseStreamEvent]:
+        """The model's own events to send the SDK now that the chain passed ``event`` on.
+
+        They go on with the chunk made from them, once a handler lets that chunk through: a
+        handler holding the stream back (a guardrail checking the reply) holds them back too.
+        """
+        if event.__class__ is not ModelStreamEvent:
+            return _NOTHING
+        chunk: Any = event["event"]
+        noted = self._marks.get(id(chunk))
+        if noted is None or noted[0] is not chunk or noted[1] <= self._sent:
+            return _NOTHING
+        sent = self._sent
+        self._sent = noted[1]
+        return self.raw[sent : noted[1]]
 
     def _completed(self, event: ResponseCompletedEvent, streamed: set[int]) -> list[StreamEvent]:
         """The chunks of the output items not streamed yet; notes the model's response."""
@@ -268,12 +299,24 @@ class _ModelCall:
             response_id=None if response is None else response.response_id,
         )
 
-    def completed_of(self, result: ModelStopReason) -> ResponseCompletedEvent:
-        """The ``response.completed`` event closing a streamed call, for the chain's result."""
-        completed = self.completed
+    def closing(self, result: ModelStopReason) -> list[TResponseStreamEvent]:
+        """What closes a streamed call for the chain's result, ``response.completed`` last.
+
+        The model's own events not sent yet go first when the result is the model's own; when
+        a handler changed it, they are dropped, as they may carry what the handler withheld.
+        """
         response = self.response
-        if completed is not None and response is not None and self._unchanged(result, response):
-            return completed
+        if response is not None and self._unchanged(result, response):
+            rest = self.raw[self._sent :]
+            completed = self.completed
+            if completed is not None:
+                return [*rest, completed]
+            return [*rest, self._rebuilt(result)]
+        return [self._rebuilt(result)]
+
+    def _rebuilt(self, result: ModelStopReason) -> ResponseCompletedEvent:
+        """A ``response.completed`` event carrying the chain's result."""
+        completed = self.completed
         usage = response_usage(result.usage)
         output: list[Any] = host_output(result.message)
         if completed is not None:
@@ -356,14 +399,7 @@ class MiddlewareModel(Model):
             (output_schema, handoffs, tracing),
         )
         call = _ModelCall(self, request, kwargs)
-        result: ModelStopReason | None = None
-        async with self.registry.open(InvokeModelStage, call.context, call.terminal) as stream:
-            async for event in stream:
-                if isinstance(event, ModelStopReason):
-                    result = event
-        if result is None:
-            raise missing_result(InvokeModelStage)
-        return call.response_of(result)
+        return call.response_of(await call.point.result(call.terminal))
 
     async def stream_response(  # noqa: PLR0917 - the SDK's own signature
         self,
@@ -399,19 +435,17 @@ class MiddlewareModel(Model):
         )
         call = _ModelCall(self, request, kwargs)
         result: ModelStopReason | None = None
-        chain = self.registry.open(InvokeModelStage, call.context, call.streamed_terminal)
-        raw = call.raw
-        async with chain as stream:
+        passed = call.passed
+        async with call.point.open(call.streamed_terminal) as stream:
             async for event in stream:
-                if raw:
-                    for own in raw:
-                        yield own
-                    raw.clear()
+                for own in passed(event):
+                    yield own
                 if isinstance(event, ModelStopReason):
                     result = event
         if result is None:
-            raise missing_result(InvokeModelStage)
-        yield call.completed_of(result)
+            raise call.point.missing()
+        for own in call.closing(result):
+            yield own
 
     def get_retry_advice(self, request: Any) -> Any:
         """The wrapped model's retry advice."""

@@ -19,7 +19,7 @@ import asyncio
 import dataclasses
 import json
 import threading
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterator, Mapping
 from typing import Any
 
 from agents import FunctionTool
@@ -29,9 +29,9 @@ from ...content import ToolResult, ToolSpec, ToolUse
 from ...engine._registry import MiddlewareRegistry
 from ...events import ToolResultEvent
 from ...exceptions import InterruptException
-from ...host._tool_call import copy_tool_use, make_tool_terminal, run_tool_stage
+from ...host._tool_call import ToolStagePoint, copy_tool_use, make_tool_terminal
 from ...interrupts import Interrupt
-from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
+from ...stages._execute_tool import ExecuteToolStage
 from ._converse import tool_spec_of
 
 __all__ = ["ToolCalls", "wrap_tool"]
@@ -153,43 +153,35 @@ class ToolCalls:
         self.owed: dict[str, list[Interrupt]] = {}
         self.answers: dict[str, dict[str, Interrupt]] = {}
 
-    def _context(
+    def _run(
         self, tool: _SDKTool, tool_use: ToolUse, answers: Mapping[str, Interrupt]
-    ) -> tuple[ExecuteToolContext, threading.Event]:
+    ) -> Coroutine[Any, Any, ToolResultEvent]:
+        """The call's chain, to await: its result, or the `InterruptException` that pauses it.
+
+        The stage point hands handlers a copy of ``tool_use``; ``tool`` keeps one of its own.
+        """
         signal = threading.Event()
-        context = ExecuteToolContext(
+        point = ToolStagePoint(
+            self.registry,
             agent=self.agent,
             tool=tool,
             tool_use=tool_use,
             invocation_state={},
             cancel_signal=signal,
-            _interrupts=answers,
+            interrupts=answers,
         )
-        return context, signal
-
-    async def _drive(self, context: ExecuteToolContext, signal: threading.Event) -> ToolResultEvent:
-        result: ToolResultEvent | None = None
-        stream = run_tool_stage(self.registry, context, make_tool_terminal(signal))
-        try:
-            async for event in stream:
-                if isinstance(event, ToolResultEvent):
-                    result = event
-        finally:
-            await stream.aclose()
-        assert result is not None  # run_tool_stage ends with a result or raises
-        return result
+        return point.result(make_tool_terminal(signal))
 
     async def check(self, tool: FunctionTool, invoker: Invoker, params: Any, call_id: str) -> bool:
         """The approval check: start the call's chain; ``True`` when a handler interrupts."""
-        tool_use = copy_tool_use({"toolUseId": call_id, "name": tool.name, "input": params})
+        tool_use: ToolUse = {"toolUseId": call_id, "name": tool.name, "input": params}
 
         async def start() -> Invocation:
             pending.settle()
             return await pending.invoked
 
         pending = _Pending(_SDKTool(tool, invoker, copy_tool_use(tool_use)["input"], start))
-        context, signal = self._context(pending.tool, tool_use, {})
-        task = asyncio.create_task(self._drive(context, signal))
+        task = asyncio.create_task(self._run(pending.tool, tool_use, {}))
         task.add_done_callback(pending.settle)
         pending.task = task
         await pending.settled
@@ -223,15 +215,14 @@ class ToolCalls:
         answers: Mapping[str, Interrupt] = given if given is not None else _ApprovedCall(call_id)
         self.owed.pop(call_id, None)
         arguments: Any = json.loads(args_json) if args_json else {}
-        tool_use = copy_tool_use({"toolUseId": call_id, "name": tool.name, "input": arguments})
+        tool_use: ToolUse = {"toolUseId": call_id, "name": tool.name, "input": arguments}
 
         async def start() -> Invocation:
             return context, args_json
 
         sdk_tool = _SDKTool(tool, invoker, copy_tool_use(tool_use)["input"], start)
-        chain_context, signal = self._context(sdk_tool, tool_use, answers)
         try:
-            event = await self._drive(chain_context, signal)
+            event = await self._run(sdk_tool, tool_use, answers)
         except InterruptException as again:
             return (
                 f"The tool did not run: middleware asked {again.interrupt.name!r} again on a "

@@ -8,13 +8,14 @@ offline). A paused run's state is the SDK's own: ``RunState.to_json()``.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from agents import (
     Agent,
     ModelResponse,
+    ModelSettings,
     RunConfig,
     RunContextWrapper,
     RunHooks,
@@ -28,10 +29,11 @@ from agents import (
 )
 from agents.items import TResponseInputItem
 
-from ...conformance import AgentSetup, Capability, HookName, RunReport
+from ...conformance import AgentSetup, Capability, HookName, RunReport, is_agent_tool
 from ...content import Message, Messages
-from ...testing import ScriptedModel
-from ._converse import converse_message, converse_messages
+from ...models import Model
+from ...tools import AgentTool
+from ._converse import converse_message, converse_messages, host_input, host_tool_choice
 from ._middleware import OpenAIAgentsMiddleware
 from .testing import ScriptedOpenAIModel
 
@@ -83,11 +85,12 @@ class OpenAIAgentsAgent:
         agent: Agent[Any],
         middleware: OpenAIAgentsMiddleware,
         saved: Mapping[str, Any] | None = None,
+        history: Sequence[Any] = (),
     ) -> None:
         self.agent = agent
         self.middleware = middleware
         self._hooks: list[HookName] = []
-        self.history: list[Any] = list((saved or {}).get("history", []))
+        self.history: list[Any] = list((saved or {}).get("history", history))
         self._state_json: Mapping[str, Any] | None = (saved or {}).get("state")
         self._state: RunState[Any] | None = None
 
@@ -159,6 +162,16 @@ class OpenAIAgentsAgent:
     def messages(self) -> Messages:
         return converse_messages(self.history)
 
+    @property
+    def handlers_agent(self) -> object:
+        # The bridge hands every handler the middleware object as ``context.agent``.
+        return self.middleware
+
+    def forget(self) -> None:
+        self.history = []
+        self._state = None
+        self._state_json = None
+
     def hook_events(self) -> list[HookName]:
         return list(self._hooks)
 
@@ -175,6 +188,7 @@ class OpenAIAgentsHarness:
             Capability.EVENT_STREAMING,
             Capability.HOOKS,
             Capability.RESUME_IN_ANOTHER_PROCESS,
+            Capability.TOOL_CHOICE,
         }
     )
     known_failures: Mapping[str, str] = MappingProxyType(
@@ -209,28 +223,49 @@ class OpenAIAgentsHarness:
         os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
         set_tracing_disabled(True)
 
-    def model(self, script: ScriptedModel) -> object:
+    def model(self, script: Model) -> object:
         return ScriptedOpenAIModel(script)
 
     def build(self, setup: AgentSetup) -> OpenAIAgentsAgent:
         agent, middleware = self._agent(setup)
-        return OpenAIAgentsAgent(agent, middleware)
+        history = host_input(list(setup.messages)) if setup.messages else []
+        return OpenAIAgentsAgent(agent, middleware, history=history)
 
     def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> OpenAIAgentsAgent:
         agent, middleware = self._agent(setup)
         return OpenAIAgentsAgent(agent, middleware, saved)
 
     def _agent(self, setup: AgentSetup) -> tuple[Agent[Any], OpenAIAgentsMiddleware]:
+        if isinstance(setup.system_prompt, list):
+            raise ValueError(
+                "the OpenAI Agents SDK takes an agent's instructions as one string, so system "
+                "prompt blocks would reach the model joined into one: give the system prompt as "
+                "a string"
+            )
         middleware = OpenAIAgentsMiddleware(*setup.middleware)
-        # No failure_error_function: a tool's exception reaches the chain, which makes it the
-        # error result (the SDK's default turns it into a fixed message first).
-        tools: list[Tool] = [
-            function_tool(function, failure_error_function=None) for function in setup.tools
-        ]
+        tools: list[Tool] = [_tool(each) for each in setup.tools]
+        model: Any = setup.model if setup.model is not None else self.model(setup.script)
         agent: Agent[Any] = Agent(
             "conformance",
-            model=ScriptedOpenAIModel(setup.script),
+            model=model,
             tools=tools,
             instructions=setup.system_prompt,
+            model_settings=ModelSettings(tool_choice=host_tool_choice(setup.tool_choice)),
+            # The configured choice holds on every call, as on the other hosts: the SDK would
+            # drop it after the first tool call otherwise.
+            reset_tool_choice=False,
         )
         return middleware.wrap(agent), middleware
+
+
+def _tool(given: Callable[..., Any] | AgentTool) -> Tool:
+    """A plain function as the SDK's function tool; a tool of this library is refused."""
+    if is_agent_tool(given):
+        raise TypeError(
+            f"the OpenAI Agents bridge has no adapter for this library's tools ({given!r}): "
+            "give the harness a plain function"
+        )
+    # No failure_error_function: a tool's exception reaches the chain, which makes it the
+    # error result (the SDK's default turns it into a fixed message first).
+    function = cast("Callable[..., Any]", given)
+    return function_tool(function, failure_error_function=None)

@@ -23,6 +23,7 @@ from ...content import StreamEvent
 from ...events import ModelStopReason
 from ...host._model_stream import process_model_stream
 from ...models import Model as LibraryModel
+from ...stages._invoke_model import split_system_prompt
 from ...testing import ScriptedModel, ScriptedTurn
 from ._converse import (
     converse_messages,
@@ -73,11 +74,13 @@ class ScriptedOpenAIModel(Model):
         tools: list[Any],
     ) -> tuple[ModelStopReason, list[StreamEvent]]:
         specs = [tool_spec_of(tool) for tool in tools if isinstance(tool, FunctionTool)]
+        system_prompt, system_prompt_content = split_system_prompt(system_instructions)
         stream = self.script.stream(
             converse_messages(items),
             specs or None,
-            system_instructions,
+            system_prompt,
             tool_choice=tool_choice_of(settings.tool_choice),
+            system_prompt_content=system_prompt_content,
         )
         chunks = [chunk async for chunk in stream]
         result: ModelStopReason | None = None

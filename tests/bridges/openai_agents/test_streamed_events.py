@@ -1,0 +1,80 @@
+"""What a caller streaming an SDK run sees of the model's own events, with handlers in between.
+
+The model's Responses events reach the SDK's stream as the chain lets the chunks made of them
+through: all of them, in order, when handlers pass the stream on; none of the ones a handler held
+back and replaced, so a withheld reply never reaches the caller.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from agents import Agent, RawResponsesStreamEvent, RunConfig, Runner, set_tracing_disabled
+
+from strands_middleware import InvokeModelContext, InvokeModelStage
+from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
+from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
+from strands_middleware.engine._handlers import MiddlewareNext
+from strands_middleware.events import ModelStopReason, TextDeltaEvent, TypedEvent
+from strands_middleware.testing import text_turn
+
+set_tracing_disabled(True)
+CONFIG = RunConfig(tracing_disabled=True)
+
+
+async def raw_events(middleware: OpenAIAgentsMiddleware | None) -> tuple[list[Any], Any]:
+    """The model's own events the caller of a streamed run saw, and the run's final output."""
+    agent: Agent[Any] = Agent("a", model=ScriptedOpenAIModel([text_turn("the secret is 42")]))
+    if middleware is not None:
+        agent = middleware.wrap(agent)
+    result = Runner.run_streamed(agent, "Tell me", run_config=CONFIG)
+    seen = [
+        event.data
+        async for event in result.stream_events()
+        if isinstance(event, RawResponsesStreamEvent)
+    ]
+    return seen, result.final_output
+
+
+def shape(events: list[Any]) -> list[tuple[str, str]]:
+    return [(event.type, str(getattr(event, "delta", ""))) for event in events]
+
+
+@InvokeModelStage.wrap
+async def passthrough(
+    context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+) -> AsyncGenerator[TypedEvent, None]:
+    async for event in next_fn(context):
+        yield event
+
+
+@InvokeModelStage.wrap
+async def withhold(
+    context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+) -> AsyncGenerator[TypedEvent, None]:
+    async for event in next_fn(context):
+        if isinstance(event, ModelStopReason):
+            yield TextDeltaEvent("[withheld]")
+            message: Any = {"role": "assistant", "content": [{"text": "[withheld]"}]}
+            yield ModelStopReason(event.stop_reason, message, event.usage, event.metrics)
+
+
+async def test_a_passing_handler_lets_every_model_event_through_in_order() -> None:
+    alone, _ = await raw_events(None)
+    through, output = await raw_events(OpenAIAgentsMiddleware(passthrough))
+    deltas = [event for event in through if event.type == "response.output_text.delta"]
+    assert len(deltas) > 1  # the reply streamed in pieces
+    assert shape(through) == shape(alone)
+    assert output == "the secret is 42"
+
+
+async def test_a_reply_a_handler_withheld_never_reaches_the_callers_stream() -> None:
+    seen, output = await raw_events(OpenAIAgentsMiddleware(withhold))
+    assert output == "[withheld]"
+    assert not [event for event in seen if "secret" in repr(event) or "is 42" in repr(event)]
+    assert [event.type for event in seen] == ["response.completed"]
