@@ -72,7 +72,7 @@ from ..engine._handlers import MiddlewareNext
 from ..engine._stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..host._mixin import MiddlewareHostMixin
-from ..interrupts import EXECUTE_TOOL_INTERRUPT_PREFIX, Interrupt
+from ..interrupts import EXECUTE_TOOL_INTERRUPT_PREFIX, Interrupt, execute_tool_interrupt_id
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ._base import CatalogMiddleware
 
@@ -231,12 +231,19 @@ class ToolApproval(CatalogMiddleware):
         """
         if not interrupt.id.startswith(EXECUTE_TOOL_INTERRUPT_PREFIX):
             return None
-        mine = interrupt.name == self.name if isinstance(self.name, str) else False
+        mine = False
+        if isinstance(self.name, str):
+            # By the id too: a host that restored the run may know the id but not the name.
+            tool_use_id = interrupt.id[len(EXECUTE_TOOL_INTERRUPT_PREFIX) :].rpartition(":")[0]
+            mine = interrupt.name == self.name or interrupt.id == execute_tool_interrupt_id(
+                tool_use_id, self.name
+            )
         if not (mine or interrupt.name in self._asked):
             return None
         decision = _decide(response)
         if isinstance(decision, str):
-            return f"ToolApproval {interrupt.name!r}: {decision} Accepted: {ACCEPTED_ANSWERS}."
+            asked = self.name if mine and isinstance(self.name, str) else interrupt.name
+            return f"ToolApproval {asked!r}: {decision} Accepted: {ACCEPTED_ANSWERS}."
         return None
 
     def _shared_tools(self, other: ToolApproval) -> str | None:
