@@ -27,11 +27,14 @@ synonyms invites the next one (``"y"``, ``"sure"``, ``"no problem"``) that is no
 loudly, at the call that sent the answer, costs a developer one fix; guessing costs a user a
 deleted file.
 
-Where an answer cannot be checked at resume, the gate still fails closed when it reads it: the
-tool does not run, the model reads an error result quoting the answer and listing the accepted
-ones, and a warning is logged. That happens on hosts that resume through their own machinery
-(the strands, pydantic-ai and LangChain bridges) and, with a ``name`` function, after the run
-was restored into a new process (the gate knows a function's names only once it has asked).
+Every host refuses alike: the reference agent and the strands bridge when the agent is called
+with the answers, the OpenAI Agents bridge in ``OpenAIAgentsMiddleware.resume``, the pydantic-ai
+bridge in ``resume_results(..., middleware=capability)`` and the LangChain bridge in
+``resume_command(..., middleware=bridge)``. Where an answer is not checked at resume (those two
+functions called without ``middleware=``; a ``name`` function after the run was restored into a
+new process, since the gate knows a function's names only once it has asked), the gate still
+fails closed when it reads it: the tool does not run, the model reads an error result quoting
+the answer and listing the accepted ones, and a warning is logged.
 
 Why the rules are what they are:
 

@@ -122,7 +122,10 @@ class StrandsBridge(MiddlewareHostMixin):
     """Gives a ``strands.Agent`` this library's ``use()`` and typed ``add_middleware()``.
 
     Get the one bridge of an agent with `StrandsBridge.of` (it is created on first use), then
-    register middleware on it as on any host; run the agent as usual.
+    register middleware on it as on any host; run the agent as usual. Resuming a paused agent
+    with an answer the item that asked does not accept (``"yes"`` to a `ToolApproval`) raises
+    `InterruptResumeError` before strands reads it, as on the reference agent: the agent stays
+    paused and takes corrected answers.
 
     Example:
         ```python
