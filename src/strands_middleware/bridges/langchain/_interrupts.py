@@ -130,8 +130,9 @@ def resume_command(
             on, or is not accepted by the item of ``middleware`` that asked. Nothing is
             resumed: the thread stays paused and answerable.
     """
-    ours = {interrupt.id: interrupt for interrupt in map(_ours, _host_interrupts(paused))}
-    by_id = {_ours(host).id: host.id for host in _host_interrupts(paused)}
+    asked = [(_ours(host), host.id) for host in _host_interrupts(paused)]
+    ours = {interrupt.id: interrupt for interrupt, _ in asked}
+    by_id = {interrupt.id: host_id for interrupt, host_id in asked}
     answers: list[tuple[str, Any]] = []
     if isinstance(responses, Mapping):
         answers = [(str(key), value) for key, value in responses.items()]
