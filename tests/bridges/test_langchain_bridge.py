@@ -558,3 +558,39 @@ async def test_a_tool_command_keeps_its_update_with_the_handlers_result() -> Non
     [message] = command.update["messages"]  # type: ignore[index]
     assert (message.tool_call_id, message.content) == ("t1", "NOTED TEA")
     assert [m.content for m in result["messages"] if isinstance(m, ToolMessage)] == ["NOTED TEA"]
+
+
+async def test_resume_command_refuses_an_answer_the_gate_does_not_accept() -> None:
+    ran.clear()
+    script = ScriptedModel(
+        [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("gone")]
+    )
+    bridge = LangChainBridge(ToolApproval())
+    agent = create_agent(
+        ScriptedChatModel(script),
+        tools=[delete_file],
+        middleware=[bridge],
+        checkpointer=InMemorySaver(),
+    )
+    config = thread()
+    paused = await agent.ainvoke(prompt("clean"), config)
+    [interrupt] = interrupts_of(paused)
+    before = await agent.aget_state(config)
+
+    with pytest.raises(InterruptResumeError) as refused:
+        resume_command(paused, answers(paused, "yes"), middleware=bridge)
+    message = str(refused.value)
+    assert message.startswith(
+        "an answer is not one the middleware that asked accepts, so nothing was resumed"
+    )
+    assert f"{interrupt.id}: ToolApproval 'approve-tool-call': the answer 'yes'" in message
+    assert refused.value.interrupt_ids == (interrupt.id,)
+    after = await agent.aget_state(config)
+    assert interrupts_of(after) == interrupts_of(before) == [interrupt]
+    assert after.values["messages"] == before.values["messages"]
+    assert ran == []
+
+    command = resume_command(paused, answers(paused, "approve"), middleware=bridge)
+    done = await agent.ainvoke(command, config)
+    assert done["messages"][-1].content == "gone"
+    assert ran == ["/a"]

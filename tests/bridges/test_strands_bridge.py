@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
@@ -49,8 +50,13 @@ from strands_middleware.bridges.strands._translate import (
     outbound,
 )
 from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
+from strands_middleware.catalog import ToolApproval
 from strands_middleware.events import EventLoopStopEvent, ModelStreamEvent, TextDeltaEvent
-from strands_middleware.exceptions import InterruptException, ReplacedMessagesError
+from strands_middleware.exceptions import (
+    InterruptException,
+    InterruptResumeError,
+    ReplacedMessagesError,
+)
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
@@ -758,3 +764,47 @@ async def test_an_unanswered_interrupt_reaches_strands_as_its_own_exception() ->
         await run_tool_layer(host_context)
     assert seen == [Interrupt(id="task:approve", name="approve", reason="sure?")]
     assert (raised.value.interrupt.id, raised.value.interrupt.reason) == ("task:approve", "sure?")
+
+
+# ---- an answer the gate does not accept is refused before strands reads it ---------------------
+
+
+def test_a_wrong_approval_answer_is_refused_and_the_strands_agent_stays_paused() -> None:
+    removed: list[str] = []
+
+    @strands.tool
+    def remove(path: str) -> str:
+        """Remove a file.
+
+        Args:
+            path: The file.
+        """
+        removed.append(path)
+        return f"removed {path}"
+
+    agent = strands.Agent(
+        model=ScriptedStrandsModel(
+            [tool_turn("remove", {"path": "/a"}, tool_use_id="t1"), text_turn("done")]
+        ),
+        tools=[remove],
+        callback_handler=None,
+    )
+    StrandsBridge.of(agent).use(ToolApproval())
+    paused = agent("clean up")
+    [interrupt] = paused.interrupts
+    state_before = agent._interrupt_state.to_dict()  # pyright: ignore[reportPrivateUsage]
+    messages_before = [dict(message) for message in agent.messages]
+
+    def answer(response: Any) -> list[Any]:
+        return [{"interruptResponse": {"interruptId": interrupt.id, "response": response}}]
+
+    with pytest.raises(InterruptResumeError, match="ToolApproval 'approve-tool-call': the answer"):
+        agent(answer("yes"))
+    with pytest.raises(InterruptResumeError, match="nothing was resumed"):
+        asyncio.run(agent.invoke_async(answer({"approved": True})))
+    assert agent._interrupt_state.to_dict() == state_before  # pyright: ignore[reportPrivateUsage]
+    assert agent.messages == messages_before
+    assert removed == []
+
+    assert str(agent(answer("approve"))).strip() == "done"
+    assert removed == ["/a"]

@@ -201,44 +201,60 @@ def test_edit_runs_the_tool_with_the_new_input_and_keeps_the_models_request(
         ({"decision": "edit", "input": "/b"}, "needs an 'input' object holding the new arguments."),
     ],
 )
-def test_any_other_answer_fails_closed_and_says_what_is_accepted(
-    make_agent: AgentFactory, answer: Any, problem: str, caplog: pytest.LogCaptureFixture
+def test_any_other_answer_is_refused_at_resume_and_says_what_is_accepted(
+    make_agent: AgentFactory, answer: Any, problem: str
 ) -> None:
     agent = approval_agent(
         make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")
     )
     paused = agent("clean up")
-    if isinstance(agent.agent, Agent):  # the reference agent (its harness hands it out)
-        # The reference agent refuses it at resume (see the test below); the bridges resume
-        # through their framework's own machinery, and the gate fails closed when it reads it.
-        with pytest.raises(InterruptResumeError, match=re.escape(problem)):
-            agent(respond(paused, answer))
-        return
-    with caplog.at_level(logging.WARNING, logger="strands_middleware"):
+    with pytest.raises(InterruptResumeError, match=re.escape(problem)) as refused:
         agent(respond(paused, answer))
+    assert str(refused.value).endswith(f"Accepted: {ACCEPTED_ANSWERS}.")
+    assert refused.value.interrupt_ids == (paused.interrupts[0].id,)
     assert ran == []
-    [result] = tool_results(agent)
-    assert result["status"] == "error"
-    text = result["content"][0]["text"]
-    assert text.startswith("Not run: ")
-    assert problem in text
-    assert text.endswith(f"Accepted: {ACCEPTED_ANSWERS}.")
-    assert "ToolApproval: tool call 't1' (delete_file) not run" in caplog.text
 
 
-def test_a_long_answer_is_shortened_in_the_error_result(make_agent: AgentFactory) -> None:
+def test_a_long_answer_is_shortened_in_the_refusal(make_agent: AgentFactory) -> None:
     agent = approval_agent(
         make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("ok")
     )
     paused = agent("clean up")
-    if isinstance(agent.agent, Agent):  # the reference agent (its harness hands it out)
-        with pytest.raises(InterruptResumeError) as refused:
-            agent(respond(paused, "x" * 1000))
-        text = str(refused.value)
-    else:
+    with pytest.raises(InterruptResumeError) as refused:
         agent(respond(paused, "x" * 1000))
-        text = tool_results(agent)[0]["content"][0]["text"]
-    assert "'" + "x" * 199 + "... is not an approval decision." in text  # repr, cut at 200
+    assert "'" + "x" * 199 + "... is not an approval decision." in str(refused.value)  # cut at 200
+
+
+@pytest.mark.parametrize("answer", ["yes", {"approved": True}])
+def test_every_host_refuses_a_wrong_answer_and_the_run_stays_paused_and_answerable(
+    make_agent: AgentFactory, answer: Any
+) -> None:
+    agent = approval_agent(
+        make_agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("done")
+    )
+    paused = agent("clean up")
+    messages_before = copy.deepcopy(list(agent.messages))
+
+    with pytest.raises(InterruptResumeError) as refused:
+        agent(respond(paused, answer))
+    message = str(refused.value)
+    assert message.startswith(
+        "an answer is not one the middleware that asked accepts, so nothing was resumed and the "
+        "run is still paused; send the answers again, corrected: "
+        f"{paused.interrupts[0].id}: ToolApproval 'approve-tool-call': the answer {answer!r}"
+    )
+    assert message.endswith(f"Accepted: {ACCEPTED_ANSWERS}.")
+
+    # Nothing ran, the model was not asked, the history is as it was; a right answer works.
+    assert ran == []
+    model = agent.model
+    assert isinstance(model, ScriptedModel) and len(model.requests) == 1
+    assert list(agent.messages) == messages_before
+    result = agent(respond(paused, "approve"))
+    assert result.stop_reason == "end_turn"
+    assert str(result).strip() == "done"
+    assert ran == [("delete_file", "/a")]
+    assert tool_results(agent)[0]["content"] == [{"text": "deleted /a"}]
 
 
 @pytest.mark.parametrize("answer", ["yes", "ok", "Yes", "approved", 1, {"approved": True}])
@@ -282,6 +298,37 @@ def test_a_gate_named_by_a_function_knows_its_answers_at_resume_too() -> None:
     with pytest.raises(InterruptResumeError, match=r"ToolApproval 'approve-delete_file'"):
         agent(respond(paused, "yes"))
     assert agent.interrupt_state.activated
+
+
+def test_an_answer_not_checked_at_resume_still_fails_closed_when_the_gate_reads_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A gate named by a function knows its names once it has asked; restored into a new
+    # process, its interrupt cannot be told apart at resume, so the gate itself refuses.
+    def name(context: ExecuteToolContext) -> str:
+        return f"approve-{context.tool_use['name']}"
+
+    first = approval_agent(
+        Agent, tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), name=name
+    )
+    paused = first("clean up")
+    revived = Agent(
+        model=ScriptedModel([text_turn("ok")]),
+        tools=[delete_file],
+        middleware=[ToolApproval(name=name)],
+        messages=first.messages,
+        interrupt_state=InterruptState.from_dict(first.interrupt_state.to_dict()),
+    )
+    with caplog.at_level(logging.WARNING, logger="strands_middleware"):
+        revived(respond(paused, "yes"))
+    assert ran == []
+    [result] = tool_results(revived)
+    assert result["status"] == "error"
+    text = result["content"][0]["text"]
+    assert text == (
+        f"Not run: the answer 'yes' is not an approval decision. Accepted: {ACCEPTED_ANSWERS}."
+    )
+    assert "ToolApproval: tool call 't1' (delete_file) not run" in caplog.text
 
 
 # ---- lifetime and persistence -------------------------------------------------------------------

@@ -27,11 +27,14 @@ synonyms invites the next one (``"y"``, ``"sure"``, ``"no problem"``) that is no
 loudly, at the call that sent the answer, costs a developer one fix; guessing costs a user a
 deleted file.
 
-Where an answer cannot be checked at resume, the gate still fails closed when it reads it: the
-tool does not run, the model reads an error result quoting the answer and listing the accepted
-ones, and a warning is logged. That happens on hosts that resume through their own machinery
-(the strands, pydantic-ai and LangChain bridges) and, with a ``name`` function, after the run
-was restored into a new process (the gate knows a function's names only once it has asked).
+Every host refuses alike: the reference agent and the strands bridge when the agent is called
+with the answers, the OpenAI Agents bridge in ``OpenAIAgentsMiddleware.resume``, the pydantic-ai
+bridge in ``resume_results(..., middleware=capability)`` and the LangChain bridge in
+``resume_command(..., middleware=bridge)``. Where an answer is not checked at resume (those two
+functions called without ``middleware=``; a ``name`` function after the run was restored into a
+new process, since the gate knows a function's names only once it has asked), the gate still
+fails closed when it reads it: the tool does not run, the model reads an error result quoting
+the answer and listing the accepted ones, and a warning is logged.
 
 Why the rules are what they are:
 
@@ -72,7 +75,7 @@ from ..engine._handlers import MiddlewareNext
 from ..engine._stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..host._mixin import MiddlewareHostMixin
-from ..interrupts import EXECUTE_TOOL_INTERRUPT_PREFIX, Interrupt
+from ..interrupts import EXECUTE_TOOL_INTERRUPT_PREFIX, Interrupt, execute_tool_interrupt_id
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ._base import CatalogMiddleware
 
@@ -231,12 +234,19 @@ class ToolApproval(CatalogMiddleware):
         """
         if not interrupt.id.startswith(EXECUTE_TOOL_INTERRUPT_PREFIX):
             return None
-        mine = interrupt.name == self.name if isinstance(self.name, str) else False
+        mine = False
+        if isinstance(self.name, str):
+            # By the id too: a host that restored the run may know the id but not the name.
+            tool_use_id = interrupt.id[len(EXECUTE_TOOL_INTERRUPT_PREFIX) :].rpartition(":")[0]
+            mine = interrupt.name == self.name or interrupt.id == execute_tool_interrupt_id(
+                tool_use_id, self.name
+            )
         if not (mine or interrupt.name in self._asked):
             return None
         decision = _decide(response)
         if isinstance(decision, str):
-            return f"ToolApproval {interrupt.name!r}: {decision} Accepted: {ACCEPTED_ANSWERS}."
+            asked = self.name if mine and isinstance(self.name, str) else interrupt.name
+            return f"ToolApproval {asked!r}: {decision} Accepted: {ACCEPTED_ANSWERS}."
         return None
 
     def _shared_tools(self, other: ToolApproval) -> str | None:

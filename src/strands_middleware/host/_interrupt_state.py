@@ -47,6 +47,7 @@ from ._resume_prompt import (
     is_response_block_attempt,
     parse_block,
     quote_ids,
+    refuse_unaccepted,
     response_ids_in,
     type_name,
 )
@@ -304,7 +305,7 @@ class InterruptState:
         responses = self._parse_responses(prompt)
         self._check_ids(responses)
         if check is not None:
-            self._check_answers(responses, check)
+            refuse_unaccepted(((self._interrupts[i], answer) for i, answer in responses), check)
 
         # Everything is valid: write. Entries are replaced, not mutated, so Interrupt objects the
         # caller or an earlier snapshot holds keep the value they had.
@@ -560,25 +561,6 @@ class InterruptState:
                 "answer every interrupt the run stopped on, or it would only pause again. "
                 f"Expected {RESPONSE_SHAPE}",
                 [i.id for i in missing],
-            )
-
-    def _check_answers(
-        self, responses: list[tuple[str, Any]], check: Callable[[Interrupt, Any], str | None]
-    ) -> None:
-        """Refuse the whole prompt when an asker does not understand one of its answers."""
-        problems: list[str] = []
-        refused: list[str] = []
-        for interrupt_id, answer in responses:
-            problem = check(self._interrupts[interrupt_id], answer)
-            if problem is not None:
-                problems.append(f"{interrupt_id}: {problem}")
-                refused.append(interrupt_id)
-        if problems:
-            raise InterruptResumeError(
-                "an answer is not one the middleware that asked accepts, so nothing was "
-                "resumed and the run is still paused; send the answers again, corrected: "
-                + "; ".join(problems),
-                refused,
             )
 
     def _fresh_prompt_error(self, what: str) -> InterruptResponseFormatError:

@@ -26,6 +26,7 @@ from ..engine._stage import (
 )
 from ..exceptions import UnsupportedStageError
 from ..interrupts import Interrupt
+from ._resume_prompt import refuse_unaccepted
 
 __all__ = ["UNKNOWN_TOOLS", "AnswerCheck", "MiddlewareHostMixin", "RegistrationCheck"]
 
@@ -132,9 +133,10 @@ class MiddlewareHostMixin:
     def answer_problem(self, interrupt: Interrupt, response: object) -> str | None:
         """What the registered item that asked ``interrupt`` finds wrong with ``response``.
 
-        A host passes this to `InterruptState.resume` (the reference agent does), so a resume
-        with an answer the asker does not accept (``"yes"`` to a `ToolApproval`) is refused
-        before anything runs, naming the answers it accepts. None: no item objects.
+        A host passes this to `InterruptState.resume` (the reference agent does; a bridge calls
+        `check_answers`), so a resume with an answer the asker does not accept (``"yes"`` to a
+        `ToolApproval`) is refused before anything runs, naming the answers it accepts. None:
+        no item objects.
         """
         for item in self._checked_items or ():
             if isinstance(item, AnswerCheck):
@@ -142,6 +144,22 @@ class MiddlewareHostMixin:
                 if problem is not None:
                     return problem
         return None
+
+    def check_answers(self, answered: Iterable[tuple[Interrupt, Any]]) -> None:
+        """Refuse a resume whose answers an item that asked does not accept (`answer_problem`).
+
+        A bridge calls this where it receives the caller's answers, before it hands them to its
+        framework, so every host refuses ``"yes"`` to a `ToolApproval` alike: with the same
+        error, nothing resumed, the run still paused and answerable.
+
+        Args:
+            answered: Each interrupt the resume answers, with its answer.
+
+        Raises:
+            InterruptResumeError: an answer was refused; the message names each refused
+                interrupt and what its asker accepts.
+        """
+        refuse_unaccepted(answered, self.answer_problem)
 
     def _check_items(self, sources: Sequence[object]) -> list[object]:
         """Run each item's `RegistrationCheck`; return the items that check anything."""

@@ -6,9 +6,10 @@ wrong with it; every decision about the state stays in the state.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
+from ..exceptions import InterruptResumeError
 from ..interrupts import Interrupt
 
 RESPONSE_SHAPE = (
@@ -87,3 +88,33 @@ def describe_interrupts(interrupts: Sequence[Interrupt]) -> str:
 
 def type_name(value: object) -> str:
     return "None" if value is None else type(value).__name__
+
+
+def refuse_unaccepted(
+    answered: Iterable[tuple[Interrupt, Any]], check: Callable[[Interrupt, Any], str | None]
+) -> None:
+    """Raise when ``check`` finds something wrong with an answer; every host words it alike.
+
+    Args:
+        answered: Each interrupt a resume answers, with its answer.
+        check: What is wrong with an answer to an interrupt (a sentence), or None
+            (`MiddlewareHostMixin.answer_problem`).
+
+    Raises:
+        InterruptResumeError: an answer was refused; it names every refused interrupt and what
+            is wrong with its answer. The caller has changed nothing yet.
+    """
+    problems: list[str] = []
+    refused: list[str] = []
+    for interrupt, answer in answered:
+        problem = check(interrupt, answer)
+        if problem is not None:
+            problems.append(f"{interrupt.id}: {problem}")
+            refused.append(interrupt.id)
+    if problems:
+        raise InterruptResumeError(
+            "an answer is not one the middleware that asked accepts, so nothing was "
+            "resumed and the run is still paused; send the answers again, corrected: "
+            + "; ".join(problems),
+            refused,
+        )

@@ -8,6 +8,7 @@ a script of this library.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import subprocess
 import sys
@@ -31,7 +32,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.models.test import TestModel
-from pydantic_ai.tools import DeferredToolRequests
+from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.usage import RequestUsage
 
 from strands_middleware import (
@@ -54,6 +55,7 @@ from strands_middleware.bridges.pydantic_ai import (
 )
 from strands_middleware.bridges.pydantic_ai._messages import stop_reason_of
 from strands_middleware.bridges.pydantic_ai.testing import ScriptedPydanticAIModel
+from strands_middleware.catalog import ToolApproval
 from strands_middleware.events import TextDeltaEvent
 from strands_middleware.exceptions import InterruptResponseFormatError, InterruptResumeError
 from strands_middleware.experimental import AgentStreamStage
@@ -785,3 +787,45 @@ def test_two_gates_on_one_call_pause_in_turn_and_keep_the_first_answer() -> None
     assert deleted == ["/a"]
     assert asked[-2:] == [("first", "one"), ("second", "two")]
     assert len(model.script.requests) == 2
+
+
+def test_resume_results_given_the_capability_refuses_an_answer_the_gate_does_not_accept() -> None:
+    deleted.clear()
+    capability = PydanticAIMiddleware(ToolApproval())
+    agent = Agent(
+        ScriptedPydanticAIModel(
+            [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("gone")]
+        ),
+        tools=[delete_file],
+        capabilities=[capability],
+        output_type=PAUSABLE,
+    )
+    paused = run(agent, "clean")
+    assert isinstance(paused.output, DeferredToolRequests)
+    [interrupt] = interrupts_of(paused.output)
+    requests_before = copy.deepcopy(paused.output)
+    earlier = DeferredToolResults()
+
+    with pytest.raises(InterruptResumeError) as refused:
+        resume_results(paused.output, {interrupt.id: "yes"}, results=earlier, middleware=capability)
+    assert str(refused.value).startswith(
+        "an answer is not one the middleware that asked accepts, so nothing was resumed"
+    )
+    assert f"{interrupt.id}: ToolApproval 'approve-tool-call': the answer 'yes'" in str(
+        refused.value
+    )
+    assert refused.value.interrupt_ids == (interrupt.id,)
+    assert paused.output == requests_before
+    assert earlier == DeferredToolResults()
+    # Without the capability the answer is not checked here; the gate fails closed in the run.
+    assert resume_results(paused.output, {interrupt.id: "yes"}).approvals
+
+    done = run(
+        agent,
+        message_history=paused.all_messages(),
+        deferred_tool_results=resume_results(
+            paused.output, {interrupt.id: "approve"}, middleware=capability
+        ),
+    )
+    assert done.output == "gone"
+    assert deleted == ["/a"]

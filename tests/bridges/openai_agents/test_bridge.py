@@ -31,6 +31,7 @@ from strands_middleware.bridges.openai_agents import (
     UnsupportedStageError,
 )
 from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
+from strands_middleware.catalog import ToolApproval
 from strands_middleware.engine._handlers import MiddlewareNext
 from strands_middleware.events import ModelStopReason, TypedEvent
 from strands_middleware.exceptions import InterruptResumeError
@@ -354,3 +355,34 @@ async def test_a_streamed_model_failing_at_once_can_be_asked_again() -> None:
     result = await run(agent, "Hello", streamed=True)
     assert result.final_output == "Hi."
     assert len(script.requests) == 2
+
+
+@pytest.mark.parametrize("fresh_process", [False, True])
+async def test_an_answer_the_gate_does_not_accept_is_refused_and_the_state_is_unchanged(
+    fresh_process: bool,
+) -> None:
+    script = ScriptedModel([tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Done.")])
+    middleware = OpenAIAgentsMiddleware(ToolApproval())
+    agent = middleware.wrap(Agent("a", model=ScriptedOpenAIModel(script), tools=[delete_file]))
+    result = await run(agent, "Delete /a", streamed=False)
+    [interrupt] = middleware.interrupts(result)
+    state = result.to_state()
+    if fresh_process:  # a middleware that never saw the interrupt's name tells it by its id
+        middleware = OpenAIAgentsMiddleware(ToolApproval())
+        agent = middleware.wrap(Agent("a", model=ScriptedOpenAIModel(script), tools=[delete_file]))
+        state = await RunState.from_json(agent, json.loads(json.dumps(state.to_json())))
+    before = state.to_json()
+
+    with pytest.raises(InterruptResumeError) as refused:
+        middleware.resume(state, {interrupt.id: "yes"})
+    message = str(refused.value)
+    assert message.startswith(
+        "an answer is not one the middleware that asked accepts, so nothing was resumed"
+    )
+    assert f"{interrupt.id}: ToolApproval 'approve-tool-call': the answer 'yes'" in message
+    assert state.to_json() == before
+    assert deleted == []
+
+    middleware.resume(state, {interrupt.id: "approve"})
+    done = await run(agent, state, streamed=False)
+    assert (done.final_output, deleted) == ("Done.", ["/a"])

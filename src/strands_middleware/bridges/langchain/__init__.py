@@ -11,7 +11,7 @@ agent = create_agent(model, tools=[delete_file], middleware=[bridge], checkpoint
 paused = await agent.ainvoke({"messages": [("user", "Clean up")]}, config)
 answers = [{"interruptResponse": {"interruptId": i.id, "response": "approve"}}
            for i in interrupts_of(paused)]
-done = await agent.ainvoke(resume_command(paused, answers), config)
+done = await agent.ainvoke(resume_command(paused, answers, middleware=bridge), config)
 ```
 
 Nothing else in the package imports ``langchain`` or ``langgraph``.

@@ -16,6 +16,7 @@ from langgraph.types import Command
 from langgraph.types import Interrupt as HostInterrupt
 
 from ...exceptions import InterruptResumeError
+from ...host._mixin import MiddlewareHostMixin
 from ...host._resume_prompt import RESPONSE_SHAPE, parse_block
 from ...interrupts import EXECUTE_TOOL_INTERRUPT_PREFIX, Interrupt
 
@@ -106,19 +107,32 @@ def _tool_use_id(interrupt_id: str) -> str:
     return interrupt_id[len(EXECUTE_TOOL_INTERRUPT_PREFIX) :].rpartition(":")[0]
 
 
-def resume_command(paused: Any, responses: list[Any] | Mapping[str, Any]) -> Command[Any]:
+def resume_command(
+    paused: Any,
+    responses: list[Any] | Mapping[str, Any],
+    *,
+    middleware: MiddlewareHostMixin | None = None,
+) -> Command[Any]:
     """The ``Command(resume=...)`` that answers a paused run, for ``agent.ainvoke(...)``.
 
     Args:
         paused: What `interrupts_of` takes: the paused result or the thread's state snapshot.
         responses: The answers, as this library's resume prompt (``[{"interruptResponse":
             {"interruptId": ..., "response": ...}}, ...]``) or as a mapping id -> answer.
+        middleware: The `LangChainBridge` the agent runs with. Given, each answer is checked by
+            the item that asked (`MiddlewareHostMixin.check_answers`), so an answer it does not
+            accept (``"yes"`` to a `ToolApproval`) is refused here, while another can still be
+            sent; without it such an answer reaches the run, where the gate fails closed (the
+            tool does not run).
 
     Raises:
-        InterruptResumeError: An answer is malformed, or names an interrupt the run is not
-            paused on. Nothing is resumed.
+        InterruptResumeError: An answer is malformed, names an interrupt the run is not paused
+            on, or is not accepted by the item of ``middleware`` that asked. Nothing is
+            resumed: the thread stays paused and answerable.
     """
-    by_id = {_ours(host).id: host.id for host in _host_interrupts(paused)}
+    asked = [(_ours(host), host.id) for host in _host_interrupts(paused)]
+    ours = {interrupt.id: interrupt for interrupt, _ in asked}
+    by_id = {interrupt.id: host_id for interrupt, host_id in asked}
     answers: list[tuple[str, Any]] = []
     if isinstance(responses, Mapping):
         answers = [(str(key), value) for key, value in responses.items()]
@@ -158,4 +172,6 @@ def resume_command(paused: Any, responses: list[Any] | Mapping[str, Any]) -> Com
             "every interrupt the run is paused on",
             unanswered,
         )
+    if middleware is not None:
+        middleware.check_answers((ours[interrupt_id], answer) for interrupt_id, answer in answers)
     return Command(resume=resume)

@@ -130,7 +130,7 @@ class LangChainAgent:
         paused = self._paused
         if paused is None:
             paused = await self.agent.aget_state(self._config)
-        command = resume_command(paused, responses)
+        command = resume_command(paused, responses, middleware=self.bridge)
         before = await self._length()
         return self._report(await self.agent.ainvoke(command, self._config), before)
 

@@ -165,11 +165,12 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         ``responses`` are answers by interrupt id, or the ``interruptResponse`` blocks every
         host of this library resumes with. Each call they answer is approved in ``state`` (the
         SDK then runs it, and the handler's ``interrupt()`` returns the answer). Nothing
-        changes when they are refused.
+        changes when they are refused, and the run can be resumed again with corrected answers.
 
         Raises:
-            InterruptResumeError: an answer names no call the state waits on, or one of them is
-                left unanswered.
+            InterruptResumeError: an answer names no call the state waits on, one of them is
+                left unanswered, or an item that asked does not accept its answer (``"yes"`` to
+                a `ToolApproval`; see `MiddlewareHostMixin.check_answers`).
             InterruptResponseFormatError: the blocks are not well-formed.
         """
         answers = _answers(responses)
@@ -206,6 +207,12 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
                 "paused run",
                 missing,
             )
+        # Before the state is touched: an answer the asker would refuse leaves it paused.
+        self.check_answers(
+            (interrupt, interrupt.response)
+            for answered in by_call.values()
+            for interrupt in answered.values()
+        )
         for call, answered in by_call.items():
             self._tool_calls.answers[call] = answered
             state.approve(items[call])

@@ -13,7 +13,9 @@ agent = Agent(model, tools=[delete_file],
 
 A handler's ``interrupt()`` pauses the run through pydantic-ai's approval deferral: run the agent
 with ``output_type=[str, DeferredToolRequests]``, read the interrupts with `interrupts_of` and
-resume with `resume_results`. Nothing else in the package imports ``pydantic_ai``.
+resume with `resume_results` (pass the capability as ``middleware=``, so an answer the item
+that asked does not accept is refused there, before the run resumes). Nothing else in the
+package imports ``pydantic_ai``.
 """
 
 from __future__ import annotations

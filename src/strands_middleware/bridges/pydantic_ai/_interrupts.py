@@ -19,6 +19,7 @@ from pydantic_ai.exceptions import ApprovalRequired
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved
 
 from ...exceptions import InterruptResponseFormatError, InterruptResumeError
+from ...host._mixin import MiddlewareHostMixin
 from ...host._resume_prompt import RESPONSE_SHAPE, parse_block, quote_ids
 from ...interrupts import Interrupt
 
@@ -105,18 +106,23 @@ def resume_results(
     responses: Mapping[str, Any] | Sequence[Any],
     *,
     results: DeferredToolResults | None = None,
+    middleware: MiddlewareHostMixin | None = None,
 ) -> DeferredToolResults:
     """The ``DeferredToolResults`` that resume a paused run with answers to its interrupts.
 
     Example:
         ```python
+        from strands_middleware.bridges.pydantic_ai import PydanticAIMiddleware
+
+        approvals = PydanticAIMiddleware(ToolApproval())
+        agent = pydantic_ai.Agent(model, tools=[delete_file], capabilities=[approvals])
         paused = await agent.run("Clean up", output_type=[str, DeferredToolRequests])
         state = paused.all_messages_json(), paused.output   # plain data: save it anywhere
         ...
         answers = {i.id: "approve" for i in interrupts_of(paused.output)}
         done = await agent.run(
             message_history=paused.all_messages(),
-            deferred_tool_results=resume_results(paused.output, answers),
+            deferred_tool_results=resume_results(paused.output, answers, middleware=approvals),
             output_type=[str, DeferredToolRequests],
         )
         ```
@@ -126,10 +132,17 @@ def resume_results(
         responses: Answers by interrupt id, or the ``interruptResponse`` blocks every host of
             this library resumes with.
         results: Results for calls pydantic-ai deferred itself, to add these to.
+        middleware: The `PydanticAIMiddleware` the agent runs with. Given, each answer is
+            checked by the item that asked (`MiddlewareHostMixin.check_answers`), so an answer
+            it does not accept (``"yes"`` to a `ToolApproval`) is refused here, while another
+            can still be sent; without it such an answer reaches the run, where the gate fails
+            closed (the tool does not run).
 
     Raises:
-        InterruptResumeError: an answer names no interrupt of ``requests``, or one of them is
-            left unanswered (an answer of ``None`` counts as none).
+        InterruptResumeError: an answer names no interrupt of ``requests``, one of them is
+            left unanswered (an answer of ``None`` counts as none), or ``middleware`` has an
+            item that does not accept its answer. Nothing is built; ``requests`` (and
+            ``results``) are left as they were.
         InterruptResponseFormatError: the blocks are not well-formed.
     """
     answers = _answers(responses)
@@ -148,6 +161,8 @@ def resume_results(
             "paused run",
             missing,
         )
+    if middleware is not None:
+        middleware.check_answers((i, answers[i.id]) for i in owed)
     out = results if results is not None else DeferredToolResults()
     for call in requests.approvals:
         entry = _entry(requests, call.tool_call_id)

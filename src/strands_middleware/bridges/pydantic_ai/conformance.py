@@ -136,7 +136,7 @@ class PydanticAIAgent:
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         if self.paused is None:
             raise RuntimeError("nothing is paused: there is no interrupt to answer")
-        results = resume_results(self.paused, responses)
+        results = resume_results(self.paused, responses, middleware=self.bridge)
         result = await self.agent.run(
             message_history=self.history,
             deferred_tool_results=results,

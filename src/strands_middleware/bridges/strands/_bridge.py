@@ -34,7 +34,7 @@ from strands.middleware import InvokeModelStage as HostInvokeModelStage
 from ...engine._stage import MiddlewareStage
 from ...events import TypedEvent
 from ...host._agent_pass import AgentPassPoint
-from ...host._mixin import MiddlewareHostMixin
+from ...host._mixin import AnswerCheck, MiddlewareHostMixin
 from ...host._model_call import ModelStagePoint
 from ...host._tool_call import ToolStagePoint
 from ...interrupts import MiddlewareInterruptResult, execute_tool_interrupt_id
@@ -51,7 +51,7 @@ from ._converse import (
     host_system_prompt,
 )
 from ._crossing import Crossing
-from ._interrupts import interrupt_exception_in
+from ._interrupts import answers_to, interrupt_exception_in
 from ._stream import events_in, events_out
 from ._tools import tool_in, tool_out
 from ._translate import MODEL_OUTBOUND, OUTBOUND
@@ -122,7 +122,10 @@ class StrandsBridge(MiddlewareHostMixin):
     """Gives a ``strands.Agent`` this library's ``use()`` and typed ``add_middleware()``.
 
     Get the one bridge of an agent with `StrandsBridge.of` (it is created on first use), then
-    register middleware on it as on any host; run the agent as usual.
+    register middleware on it as on any host; run the agent as usual. Resuming a paused agent
+    with an answer the item that asked does not accept (``"yes"`` to a `ToolApproval`) raises
+    `InterruptResumeError` before strands reads it, as on the reference agent: the agent stays
+    paused and takes corrected answers.
 
     Example:
         ```python
@@ -144,6 +147,7 @@ class StrandsBridge(MiddlewareHostMixin):
             )
         self.agent = agent
         self._installed: set[MiddlewareStage[Any, Any, Any]] = set()
+        self._checks_answers = False
 
     @classmethod
     def of(cls, agent: Any) -> StrandsBridge:
@@ -156,6 +160,10 @@ class StrandsBridge(MiddlewareHostMixin):
         return bridge
 
     def _middleware_registered(self) -> None:
+        if not self._checks_answers and any(
+            isinstance(item, AnswerCheck) for item in self._checked_items or ()
+        ):
+            self._check_answers_at_resume()
         registry = self.middleware_registry
         for stage, host_stage, layer in (
             (InvokeModelStage, HostInvokeModelStage, self._model_layer),
@@ -166,6 +174,26 @@ class StrandsBridge(MiddlewareHostMixin):
                 continue
             self.agent.add_middleware(host_stage, layer)
             self._installed.add(stage)
+
+    def _check_answers_at_resume(self) -> None:
+        """Check a resume's answers before strands reads them (see `check_answers`).
+
+        strands applies a resume's answers to its interrupt state as its stream starts, before
+        any hook or middleware runs, and has no public seam ahead of that. So the agent's own
+        ``stream_async`` (through which ``agent(...)`` and ``invoke_async`` run too) is
+        replaced, on this agent only, by one that refuses an answer the item that asked does
+        not accept, then hands the call to strands unchanged. Nothing has started when it
+        refuses: the agent is still paused and takes corrected answers.
+        """
+        agent = self.agent
+        host_stream = agent.stream_async
+
+        def stream_async(prompt: Any = None, *args: Any, **kwargs: Any) -> Any:
+            self.check_answers(answers_to(agent, prompt))
+            return host_stream(prompt, *args, **kwargs)
+
+        agent.stream_async = stream_async
+        self._checks_answers = True
 
     # The layers are the strands Wrap handlers. Each returns the generator of `_run` rather than
     # being a generator itself, which saves a generator hop on every event: strands only

@@ -6,15 +6,17 @@ both libraries, so an answer for one is an answer for the other.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from strands.interrupt import Interrupt as HostInterrupt
 from strands.interrupt import InterruptException as HostInterruptException
 
 from ...exceptions import InterruptException
+from ...host._resume_prompt import parse_block
 from ...interrupts import Interrupt
 
 __all__ = [
+    "answers_to",
     "interrupt_exception_in",
     "interrupt_exception_out",
     "interrupt_in",
@@ -58,3 +60,27 @@ def interrupt_exception_in(error: HostInterruptException) -> InterruptException:
 def interrupt_exception_out(error: InterruptException) -> HostInterruptException:
     """Our interrupt exception as the one strands registers."""
     return HostInterruptException(interrupt_out(error.interrupt))
+
+
+def answers_to(agent: Any, prompt: Any) -> list[tuple[Interrupt, Any]]:
+    """The interrupts ``prompt`` answers on a paused strands ``agent``, each with its answer.
+
+    Empty when the agent is not paused or the prompt is no list of answers. A block strands
+    would reject (malformed, or for an interrupt it does not hold) is left out: strands says
+    what is wrong with it when it reads the prompt.
+    """
+    # strands keeps its pause in the agent's interrupt state and has no public reader for it.
+    state = getattr(agent, "_interrupt_state", None)
+    if state is None or not getattr(state, "activated", False) or not isinstance(prompt, list):
+        return []
+    asked: Any = getattr(state, "interrupts", {})
+    answered: list[tuple[Interrupt, Any]] = []
+    for block in cast("list[object]", prompt):
+        parsed = parse_block(block)
+        if isinstance(parsed, str):
+            continue
+        interrupt_id, answer = parsed
+        host = asked.get(interrupt_id)
+        if host is not None:
+            answered.append((interrupt_in(host), answer))
+    return answered
