@@ -13,7 +13,7 @@ from strands_middleware.catalog._budget import MEDIA_TOKENS
 from strands_middleware.content import Message, Messages
 from strands_middleware.testing import text_turn, tool_turn
 from tests.catalog.conversation import call, check_well_formed, prompt, reply, results, texts
-from tests.conformance.drive import HOSTS, drive
+from tests.conformance.drive import CATALOG_HOSTS, drive
 
 NOTE = "[{count} earlier messages were left out to fit the context window.]"
 
@@ -211,7 +211,7 @@ def test_a_counter_that_does_not_return_a_whole_number_is_refused_by_name() -> N
 # ---- on a host -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_on_every_host_only_what_the_model_is_sent_changes(host: str) -> None:
 
     def lookup(q: str) -> str:

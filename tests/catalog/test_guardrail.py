@@ -23,7 +23,7 @@ from strands_middleware.interrupts import Interrupt
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 from tests.catalog.conversation import texts
-from tests.conformance.drive import HOSTS, drive
+from tests.conformance.drive import CATALOG_HOSTS, drive
 
 Check = Callable[[GuardrailSubject], Verdict]
 
@@ -68,7 +68,7 @@ def result_block(message: Message) -> Any:
 # ---- blocks ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_a_blocked_prompt_ends_the_run_before_the_model_is_called_and_stays_withheld(
     host: str,
 ) -> None:
@@ -95,7 +95,7 @@ def test_a_blocked_prompt_ends_the_run_before_the_model_is_called_and_stays_with
     ]
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_a_blocked_reply_ends_the_run_and_never_enters_the_history(host: str) -> None:
     run = drive(
         host,
@@ -110,7 +110,7 @@ def test_a_blocked_reply_ends_the_run_and_never_enters_the_history(host: str) ->
     assert len(run.messages) == 2
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_a_blocked_tool_call_is_an_error_result_the_model_reads_and_the_tool_does_not_run(
     host: str,
 ) -> None:
@@ -137,7 +137,7 @@ def test_a_blocked_tool_call_is_an_error_result_the_model_reads_and_the_tool_doe
     ]
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_a_blocked_tool_result_is_replaced_by_an_error_result(host: str) -> None:
     run = drive(
         host,
@@ -162,7 +162,7 @@ def mask_addresses(subject: GuardrailSubject) -> Verdict:
     return Verdict.mask() if "@" in subject.text else Verdict.allow()
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_a_mask_verdict_masks_each_flow_as_redact_does(host: str) -> None:
     run = drive(
         host,
@@ -375,7 +375,7 @@ def classified(*answers: str) -> ScriptedModel:
     return ScriptedModel([text_turn(answer) for answer in answers])
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_a_classifier_model_decides_from_its_first_word(host: str) -> None:
     classifier = classified("ALLOW", "BLOCK: asks about weapons")
     guardrail = Guardrail(

@@ -25,7 +25,7 @@ from strands_middleware.host import project_input_tokens
 from strands_middleware.models import Model
 from strands_middleware.testing import ScriptedModel, ScriptedTurn, text_turn, tool_turn
 from tests.catalog.conversation import check_well_formed, texts
-from tests.conformance.drive import HOSTS, drive
+from tests.conformance.drive import CATALOG_HOSTS, drive
 
 
 def summarizer(host: str, *turns: ScriptedTurn) -> tuple[Model, ScriptedModel]:
@@ -42,7 +42,7 @@ def answers(count: int) -> list[ScriptedTurn]:
     return [text_turn(f"a{n}") for n in range(1, count + 1)]
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_a_summary_is_written_once_and_reused_until_the_rest_passes_the_budget(host: str) -> None:
     model, written = summarizer(host, text_turn("S1"), text_turn("S2"))
     run = drive(host, answers(5), [], [Summarize(model, max_messages=4)])
@@ -96,7 +96,7 @@ def test_the_summary_call_is_not_streamed_and_hooks_see_one_model_call() -> None
     assert streamed == "a3"
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_a_long_tool_loop_is_summarized_by_whole_rounds_and_the_prompt_stays(host: str) -> None:
 
     def lookup(q: str) -> str:

@@ -11,7 +11,7 @@ from strands_middleware.catalog import ToolResultTrim
 from strands_middleware.content import Message, Messages, ToolResult
 from strands_middleware.testing import text_turn, tool_turn
 from tests.catalog.conversation import call, check_well_formed, prompt, reply
-from tests.conformance.drive import HOSTS, drive
+from tests.conformance.drive import CATALOG_HOSTS, drive
 
 
 def result_message(tool_use_id: str, *content: Any) -> Message:
@@ -96,7 +96,7 @@ def test_the_given_messages_are_never_edited() -> None:
     assert json.dumps(messages) == before
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_on_every_host_the_model_reads_the_cut_result_and_the_history_keeps_it_whole(
     host: str,
 ) -> None:

@@ -16,7 +16,7 @@ from strands_middleware.stages._invoke_model import InvokeModelContext
 from strands_middleware.testing import ModelRequest, ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import AgentTool, tool
 from tests.catalog.conversation import texts
-from tests.conformance.drive import HOSTS, drive
+from tests.conformance.drive import CATALOG_HOSTS, drive
 
 
 def get_weather(city: str) -> str:
@@ -104,7 +104,7 @@ def test_a_forced_tool_is_offered_and_a_call_that_must_use_a_tool_keeps_every_to
     assert offered(model.requests[1]) == ["get_weather", "get_time", "search", "send_mail"]
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_a_call_for_a_tool_not_offered_still_runs_through_the_tool_stage(host: str) -> None:
     seen: list[str] = []
 
@@ -131,7 +131,7 @@ def test_a_call_for_a_tool_not_offered_still_runs_through_the_tool_stage(host: s
 # ---- by a model ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
 def test_a_chooser_model_is_asked_once_per_prompt(host: str) -> None:
     chooser = ScriptedModel([text_turn("- get_weather\n- search"), text_turn("send_mail")])
     run = drive(

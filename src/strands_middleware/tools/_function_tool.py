@@ -100,6 +100,9 @@ class FunctionTool(Generic[_P, _R]):
                 "digits, '_' and '-'; pass name=... to choose another"
             )
         self._func = func
+        # The standard link to the decorated function (``inspect.unwrap`` follows it), so code
+        # that reads a function's signature, such as another framework's tool maker, finds it.
+        self.__wrapped__ = func
         # The same function, typed for calls with arguments assembled at run time.
         self._call: Callable[..., Any] = func
         self._is_async = inspect.iscoroutinefunction(func)

@@ -259,12 +259,16 @@ class OpenAIAgentsHarness:
 
 
 def _tool(given: Callable[..., Any] | AgentTool) -> Tool:
-    """A plain function as the SDK's function tool; a tool of this library is refused."""
+    """A plain function as the SDK's function tool; a ``@tool`` of this library is the function
+    it decorates (the SDK makes its own tool of it); any other tool of this library is refused."""
     if is_agent_tool(given):
-        raise TypeError(
-            f"the OpenAI Agents bridge has no adapter for this library's tools ({given!r}): "
-            "give the harness a plain function"
-        )
+        decorated = cast(object, getattr(given, "__wrapped__", None))
+        if not callable(decorated):
+            raise TypeError(
+                f"the OpenAI Agents bridge has no adapter for this library's tools ({given!r}): "
+                "give the harness a plain function or a @tool-decorated one"
+            )
+        given = cast("Callable[..., Any]", decorated)
     # No failure_error_function: a tool's exception reaches the chain, which makes it the
     # error result (the SDK's default turns it into a fixed message first).
     function = cast("Callable[..., Any]", given)
