@@ -39,6 +39,12 @@ SOURCE = pathlib.Path(strands_middleware.__file__).parent
 FENCE = re.compile(r"```python\n(.*?)```", re.S)
 LITERAL = re.compile(r"Example::\n\n((?:[ \t]+.*\n|\n)+)")
 
+FRAMEWORK_MODULES = {"openai_agents": "agents"}
+"""A bridge's folder name and the module its framework installs, where the two differ."""
+
+NEEDS_TEMPORAL = ("strands_middleware.durable",)
+"""Examples that need a Temporal server: compiled here, run against one in tests/durable."""
+
 PUBLIC = (
     "strands_middleware",
     "strands_middleware.agent",
@@ -319,6 +325,26 @@ def _langchain(names: dict[str, Any]) -> None:
     )
 
 
+def _openai_agents(names: dict[str, Any]) -> None:
+    import agents
+    from agents import function_tool, set_tracing_disabled
+
+    from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
+
+    set_tracing_disabled(True)  # the SDK exports traces by default; these runs stay offline
+
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        return f"deleted {path}"
+
+    names.update(
+        agents=agents,
+        ScriptedOpenAIModel=ScriptedOpenAIModel,
+        model=ScriptedOpenAIModel(deleting()),
+        delete_file=function_tool(delete_file),
+    )
+
+
 def _library_tool_on_langchain(names: dict[str, Any]) -> None:
     _langchain(names)
     names["delete_file"] = delete_file  # LibraryTool wraps this library's own tools
@@ -342,6 +368,7 @@ SETTINGS: dict[str, Callable[[dict[str, Any]], None]] = {
     "strands_middleware.bridges.strands": _strands,
     "strands_middleware.bridges.pydantic_ai": _pydantic_ai,
     "strands_middleware.bridges.langchain": _langchain,
+    "strands_middleware.bridges.openai_agents": _openai_agents,
     "strands_middleware.bridges.langchain._tools:LibraryTool": _library_tool_on_langchain,
 }
 """What an example needs beyond `scene`, by the longest prefix of where it is."""
@@ -374,8 +401,14 @@ def test_examples_are_found() -> None:
 def test_the_example_runs(example: Example) -> None:
     if example.where.startswith("strands_middleware.bridges."):
         framework = re.split(r"[.:\[]", example.where)[2]
+        framework = FRAMEWORK_MODULES.get(framework, framework)
         if importlib.util.find_spec(framework) is None:  # pragma: no cover
             pytest.fail(f"{framework} is not installed: run `make install` (the dev extra)")
+    if any(example.where.startswith(prefix) for prefix in NEEDS_TEMPORAL):
+        # Compiled, not run: it talks to a Temporal server and its workers. tests/durable makes
+        # the same calls against a real `temporal server start-dev`.
+        compile(example.code, example.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        return
     names = scene()
     extra = setting(example.where)
     if extra is not None:

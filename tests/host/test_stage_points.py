@@ -142,4 +142,4 @@ def test_a_tool_point_builds_a_hosts_own_context_class() -> None:
     )
     assert isinstance(point.context, HostContext)
     assert getattr(point.context, "_host") == "host"  # noqa: B009
-    assert ExecuteToolStage.result_type is ToolResultEvent
+    assert ExecuteToolStage.result_event is ToolResultEvent

@@ -207,15 +207,6 @@ class LangChainHarness:
     known_failures: Mapping[str, str] = {
         # With a plain BaseChatModel (what a user brings), the bridge's own path differs from
         # the one it takes for this library's models: each is a defect of the bridge.
-        "catalog_retry_recovers_a_failed_model_call[native model]": (
-            "the bridge sends a message-start event before a real chat model has produced "
-            "anything (bridges/langchain/_streaming.py), so Retry's Wrap handler sees output "
-            "under way when the model fails and re-raises instead of retrying"
-        ),
-        "catalog_cache_answers_a_repeated_call[native model]": (
-            "each call shows handlers a fresh view of a real chat model (ChatModelView) with no "
-            "stable identity or config, so Cache's key differs from call to call: it never hits"
-        ),
         "per_call_model_switch_leaves_the_agent_model[native model]": (
             "each call shows handlers a fresh ChatModelView of a real chat model, so "
             "context.model is not the same object from one call to the next"
