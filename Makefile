@@ -69,7 +69,7 @@ check-wheel: $(STAMP)
 	cd "$$(mktemp -d)" && $(CURDIR)/$(WHEEL_VENV)/bin/python -I $(CURDIR)/.ci/check_wheel.py \
 		$(CURDIR)/dist bare
 	$(UV) pip install --quiet --python $(WHEEL_VENV)/bin/python \
-		"$$(ls dist/*.whl)[strands,pydantic-ai,langchain,redis,otel]" pytest
+		"$$(ls dist/*.whl)[strands,pydantic-ai,langchain,redis,otel,mcp,temporal,openai-agents]" pytest
 	cd "$$(mktemp -d)" && $(CURDIR)/$(WHEEL_VENV)/bin/python -I $(CURDIR)/.ci/check_wheel.py \
 		$(CURDIR)/dist extras
 

@@ -25,6 +25,14 @@ Example:
     ```
 """
 
+try:
+    # Fail here, with the fix, rather than deep inside.
+    import temporalio  # noqa: F401  # pyright: ignore[reportUnusedImport]
+except ImportError as _missing:
+    raise ImportError(
+        'strands_middleware.durable needs temporalio: pip install "strands-middleware[temporal]"'
+    ) from _missing
+
 from ._client import (
     answer_interrupt,
     create_worker,

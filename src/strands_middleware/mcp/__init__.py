@@ -10,9 +10,15 @@ MCP elicitation. Needs the ``mcp`` extra (``pip install "strands-middleware[mcp]
 * `ToolGate`: the same on a server you run yourself, as one of its server middleware.
 """
 
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
 from importlib.metadata import version as _version
 
-_MCP = _version("mcp")
+try:
+    _MCP = _version("mcp")
+except _PackageNotFoundError as _missing:
+    raise ImportError(
+        'strands_middleware.mcp needs the mcp SDK: pip install "strands-middleware[mcp]"'
+    ) from _missing
 if int(_MCP.split(".")[0]) < 2:
     # The 1.x SDK has neither the server middleware the gate is nor the server API the proxy
     # builds on; without this, the failure would be an ImportError deep inside.
@@ -21,8 +27,8 @@ if int(_MCP.split(".")[0]) < 2:
         'pip install "strands-middleware[mcp]" (mcp>=2.0.0,<2.2)'
     )
 
-from ._gate import APPROVAL_SCHEMA, ToolGate  # noqa: E402
-from ._proxy import McpProxy  # noqa: E402
-from ._upstream import UpstreamUnavailableError  # noqa: E402
+from ._gate import APPROVAL_SCHEMA, ToolGate
+from ._proxy import McpProxy
+from ._upstream import UpstreamUnavailableError
 
 __all__ = ["APPROVAL_SCHEMA", "McpProxy", "ToolGate", "UpstreamUnavailableError"]
