@@ -91,9 +91,14 @@ def test_memory_and_generators_stay_flat_over_a_soak() -> None:
         readings = asyncio.run(soak())
     finally:
         logger.disabled = False
-    baseline_rounds, baseline_memory, baseline_generators = readings[0]
-    for rounds, memory, generators in readings[1:]:
+    baseline_rounds, _, baseline_generators = readings[0]
+    for rounds, _memory, generators in readings[1:]:
         assert generators <= baseline_generators, (rounds, generators, baseline_generators)
+    # Memory is measured from the first batch traced: what it allocates once (a cache filled the
+    # first time something is formatted or imported under tracing, whatever earlier tests left
+    # cold) is not a leak; a per-call leak still grows over the four batches after it.
+    _, baseline_memory, _ = readings[1]
+    for _rounds, memory, _generators in readings[2:]:
         assert memory - baseline_memory < MAX_GROWTH_BYTES, readings
     assert baseline_rounds == 0
     print(  # shown with pytest -s; the README quotes these
