@@ -28,6 +28,7 @@ from strands_middleware import (
 )
 from strands_middleware.bridges.langchain import LangChainBridge, SyncInvokeError
 from strands_middleware.catalog import Cache, ModelFallback, Retry
+from strands_middleware.events import TextDeltaEvent
 from strands_middleware.testing import ScriptedModel, text_turn
 
 
@@ -180,3 +181,62 @@ def test_a_synchronous_invoke_runs_when_no_stage_has_handlers() -> None:
     model = ReplyModel(replies=["hello"])
     agent = create_agent(model, middleware=[LangChainBridge()])
     assert agent.invoke(prompt())["messages"][-1].content == "hello"
+
+
+@InvokeModelStage.wrap
+async def withhold_the_secret(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+    """Swaps the secret's delta for ``[x]`` and rewrites the result to match."""
+    async for event in next_fn(context):
+        if isinstance(event, TextDeltaEvent) and "hunter2" in event.text:
+            yield TextDeltaEvent(event.text.replace("hunter2", "[x]"))
+        elif isinstance(event, ModelStopReason):
+            message: Any = {"role": "assistant", "content": [{"text": "the password is [x]"}]}
+            yield ModelStopReason(event.stop_reason, message, event.usage, event.metrics)
+        else:
+            yield event
+
+
+async def test_no_stream_a_caller_reads_shows_a_withheld_delta() -> None:
+    """``astream_events`` reports every chat model run's chunks; the model's own must not show."""
+    model = ReplyModel(replies=["the password is hunter2"] * 2)
+    agent = create_agent(model, middleware=[LangChainBridge(withhold_the_secret)])
+    events: Any = agent.astream_events(prompt(), version="v2")
+    streamed = [
+        str(event["data"]["chunk"].content)
+        async for event in events
+        if event["event"] == "on_chat_model_stream"
+    ]
+    assert "".join(streamed) == "the password is [x]", streamed
+    parts: Any = agent.astream(prompt(), stream_mode="messages")
+    shown = [str(chunk.content) async for chunk, _metadata in parts]
+    assert "".join(shown) == "the password is [x]", shown
+
+
+async def test_a_streamed_run_ends_on_the_changed_result_with_the_deltas_id() -> None:
+    """Under ``astream`` the stream shows the deltas the handlers let out; the answer the thread
+    keeps is the chain's result, under the id the stream showed."""
+
+    async def rewrite(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+        async for event in next_fn(context):
+            if isinstance(event, ModelStopReason):
+                message: Any = {"role": "assistant", "content": [{"text": "rewritten"}]}
+                yield ModelStopReason(event.stop_reason, message, event.usage, event.metrics)
+            else:
+                yield event
+
+    model = ReplyModel(replies=["the model's words"])
+    agent = create_agent(model, middleware=[LangChainBridge(InvokeModelStage.wrap(rewrite))])
+    shown: list[str] = []
+    ids: set[str | None] = set()
+    final: Any = None
+    parts: Any = agent.astream(prompt(), stream_mode=["messages", "values"])
+    async for mode, data in parts:
+        if mode == "messages":
+            ids.add(data[0].id)
+            shown.append(str(data[0].content))
+        else:
+            final = data
+    answer = final["messages"][-1]
+    assert "".join(shown) == "the model's words"
+    assert answer.content == "rewritten"
+    assert ids == {answer.id}

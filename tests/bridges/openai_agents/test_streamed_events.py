@@ -19,6 +19,7 @@ from agents import Agent, RawResponsesStreamEvent, RunConfig, Runner, set_tracin
 from strands_middleware import InvokeModelContext, InvokeModelStage
 from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
 from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
+from strands_middleware.catalog import Redact
 from strands_middleware.engine._handlers import MiddlewareNext
 from strands_middleware.events import ModelStopReason, TextDeltaEvent, TypedEvent
 from strands_middleware.testing import text_turn
@@ -78,3 +79,13 @@ async def test_a_reply_a_handler_withheld_never_reaches_the_callers_stream() -> 
     assert output == "[withheld]"
     assert not [event for event in seen if "secret" in repr(event) or "is 42" in repr(event)]
     assert [event.type for event in seen] == ["response.completed"]
+
+
+async def test_what_redact_masked_never_reaches_the_callers_stream() -> None:
+    """Redact rewrites the text chunks and passes the block's stop on: the model's own events
+    of the rewritten chunks, and the ones repeating the whole item (``output_item.done``), stay
+    back; the caller reads the masked reply."""
+    middleware = OpenAIAgentsMiddleware(Redact(patterns={"answer": r"\b42\b"}))
+    seen, output = await raw_events(middleware)
+    assert output == "the secret is [REDACTED:answer]"
+    assert not [event for event in seen if "42" in repr(event)], seen

@@ -349,8 +349,15 @@ def _bound(model: BaseChatModel, kwargs: dict[str, Any]) -> Runnable[LanguageMod
 async def _host_stream(
     model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
 ) -> AsyncGenerator[AIMessageChunk, None]:
-    """The real model's own chunks, kept out of LangGraph's message stream (the relay's go)."""
-    async for chunk in _bound(model, kwargs).astream(messages, {"tags": [TAG_NOSTREAM]}):
+    """The real model's own chunks, kept out of every stream the caller reads (the relay's go).
+
+    The tag keeps them out of LangGraph's message stream; no callbacks keep them out of
+    ``astream_events`` (and tracers), which would otherwise show the caller each chunk the
+    model produced, including those a handler withheld. The relay's own run reports what the
+    handlers let out.
+    """
+    config: Any = {"tags": [TAG_NOSTREAM], "callbacks": []}
+    async for chunk in _bound(model, kwargs).astream(messages, config):
         if isinstance(chunk, AIMessageChunk):
             yield chunk
         elif isinstance(chunk, AIMessage):  # pragma: no cover - chat models stream chunks

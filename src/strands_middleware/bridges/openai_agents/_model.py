@@ -87,9 +87,10 @@ class _ModelCall:
     """One SDK model call through the chain: its stage point, its terminal and the way back."""
 
     __slots__ = (
+        "_held",
+        "_marked",
         "_marks",
         "_request",
-        "_sent",
         "_shown_messages",
         "_specs",
         "completed",
@@ -108,11 +109,14 @@ class _ModelCall:
         self._shown_messages = converse_messages(request.input)
         specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
         self._specs = [tool_spec_of(t) for t in _function_tools(request.tools)]
-        # The model's own stream events, and how many of them went on to the SDK: each chunk
-        # made from them is noted with how many had arrived when it was made.
+        # The model's own stream events. Each chunk made from them is noted with the ones that
+        # arrived since the chunk before it (start, end), which go on once that chunk is passed
+        # on; ``_marked`` is where the last noted chunk's end is.
         self.raw: list[TResponseStreamEvent] = []
-        self._sent = 0
-        self._marks: dict[int, tuple[StreamEvent, int]] = {}
+        self._marked = 0
+        self._marks: dict[int, tuple[StreamEvent, int, int]] = {}
+        # Events repeating a whole item (``*.done``) once a chunk before them was withheld.
+        self._held: list[TResponseStreamEvent] = []
         self.response: ModelResponse | None = None
         self.completed: ResponseCompletedEvent | None = None
         self.point = ModelStagePoint(
@@ -203,7 +207,6 @@ class _ModelCall:
             if event.__class__ is ResponseTextDeltaEvent or isinstance(
                 event, ResponseTextDeltaEvent
             ):
-                raw.append(event)
                 delta: ResponseTextDeltaEvent = cast(Any, event)
                 index = delta.output_index
                 if index != open_block:
@@ -212,6 +215,8 @@ class _ModelCall:
                     yield mark({"contentBlockStart": {"start": {}}})
                     open_block = index
                     streamed.add(index)
+                # Noted after the block's start, so only this delta's chunk carries it on.
+                raw.append(event)
                 yield mark({"contentBlockDelta": {"delta": {"text": delta.delta}}})
             elif isinstance(event, ResponseCompletedEvent):
                 if open_block is not None:
@@ -244,24 +249,37 @@ class _ModelCall:
                 break
 
     def _mark(self, chunk: StreamEvent) -> StreamEvent:
-        self._marks[id(chunk)] = (chunk, len(self.raw))
+        end = len(self.raw)
+        if end > self._marked:
+            self._marks[id(chunk)] = (chunk, self._marked, end)
+            self._marked = end
         return chunk
 
     def passed(self, event: TypedEvent) -> list[TResponseStreamEvent]:
         """The model's own events to send the SDK now that the chain passed ``event`` on.
 
         They go on with the chunk made from them, once a handler lets that chunk through: a
-        handler holding the stream back (a guardrail checking the reply) holds them back too.
+        handler holding the stream back (a guardrail checking the reply) holds them back too,
+        and those of a chunk it dropped never go on, whatever it lets through after it.
         """
         if event.__class__ is not ModelStreamEvent:
             return _NOTHING
         chunk: Any = event["event"]
-        noted = self._marks.get(id(chunk))
-        if noted is None or noted[0] is not chunk or noted[1] <= self._sent:
+        # The note holds the chunk, so its id is not reused while it is there.
+        marks = self._marks
+        noted = marks.pop(id(chunk), None)
+        if noted is None:
             return _NOTHING
-        sent = self._sent
-        self._sent = noted[1]
-        return self.raw[sent : noted[1]]
+        _chunk, start, end = noted
+        own = self.raw[start:end]
+        if marks and next(iter(marks.values()))[1] < start:
+            # A chunk before this one was withheld: an event repeating its whole item (the
+            # message's full text, a call's full arguments) would show it, so it waits for the
+            # result (`closing`).
+            kept = [each for each in own if not each.type.endswith(".done")]
+            self._held += [each for each in own if each.type.endswith(".done")]
+            return kept
+        return own
 
     def _completed(self, event: ResponseCompletedEvent, streamed: set[int]) -> list[StreamEvent]:
         """The chunks of the output items not streamed yet; notes the model's response."""
@@ -307,7 +325,10 @@ class _ModelCall:
         """
         response = self.response
         if response is not None and self._unchanged(result, response):
-            rest = self.raw[self._sent :]
+            raw = self.raw
+            rest = [*self._held]
+            rest += [own for _c, start, end in self._marks.values() for own in raw[start:end]]
+            rest += raw[self._marked :]
             completed = self.completed
             if completed is not None:
                 return [*rest, completed]
