@@ -391,6 +391,32 @@ async def test_a_resume_that_does_not_fit_the_pause_is_refused() -> None:
         interrupts_of("paused")
 
 
+async def test_a_resume_on_a_thread_no_longer_paused_is_refused_naming_the_fix() -> None:
+    """Built from the thread's state, a resume after the run ended (the same answers sent
+    twice) is refused before anything runs. Built from the old paused result it cannot be:
+    LangGraph runs no node for a thread with nothing pending, so the command changes nothing."""
+    ran.clear()
+    script = ScriptedModel(
+        [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("gone")]
+    )
+    agent = gated_agent(script, ToolApproval())
+    config = thread()
+    paused = await agent.ainvoke(prompt("clean"), config)
+    given = answers(paused, "approve")
+    await agent.ainvoke(resume_command(await agent.aget_state(config), given), config)
+    before = await agent.aget_state(config)
+    with pytest.raises(InterruptResumeError, match="not paused on any interrupt") as refused:
+        resume_command(before, given)
+    assert "send a new prompt instead" in str(refused.value)
+    assert refused.value.interrupt_ids == tuple(i.id for i in interrupts_of(paused))
+    with pytest.raises(InterruptResumeError, match="not paused on any interrupt"):
+        resume_command(before, {i.id: "approve" for i in interrupts_of(paused)})
+    stale = await agent.ainvoke(resume_command(paused, given), config)
+    assert stale["messages"] == before.values["messages"]
+    assert ran == ["/a"]
+    assert len(script.requests) == 2
+
+
 async def test_an_outer_call_limit_counts_the_resumed_call_once() -> None:
     """The tool call runs its chain again on resume (LangGraph re-runs the paused task), but
     the paused attempt gave its count back, so the limit sees one call, not two."""

@@ -17,7 +17,7 @@ from langgraph.types import Interrupt as HostInterrupt
 
 from ...exceptions import InterruptResumeError
 from ...host._mixin import MiddlewareHostMixin
-from ...host._resume_prompt import RESPONSE_SHAPE, parse_block
+from ...host._resume_prompt import RESPONSE_SHAPE, parse_block, response_ids_in
 from ...interrupts import EXECUTE_TOOL_INTERRUPT_PREFIX, Interrupt
 
 __all__ = ["interrupt_payload", "interrupts_of", "resume_command"]
@@ -126,11 +126,25 @@ def resume_command(
             tool does not run).
 
     Raises:
-        InterruptResumeError: An answer is malformed, names an interrupt the run is not paused
-            on, or is not accepted by the item of ``middleware`` that asked. Nothing is
-            resumed: the thread stays paused and answerable.
+        InterruptResumeError: The thread is not paused (``paused`` lists no interrupt: its run
+            ended, or these answers were already given); or an answer is malformed, names an
+            interrupt the run is not paused on, or is not accepted by the item of
+            ``middleware`` that asked. Nothing is resumed: a paused thread stays paused and
+            answerable.
     """
     asked = [(_ours(host), host.id) for host in _host_interrupts(paused)]
+    if not asked:
+        # As on every host: answers with nothing waiting for them mean the caller believes in a
+        # pause that is over. LangGraph would run nothing and return the thread as it is.
+        if isinstance(responses, Mapping):
+            ids = [str(key) for key in responses]
+        else:
+            ids = response_ids_in(responses) or []
+        raise InterruptResumeError(
+            "the thread is not paused on any interrupt (its run ended, or these answers were "
+            "already given), so there is nothing to resume; send a new prompt instead",
+            ids,
+        )
     ours = {interrupt.id: interrupt for interrupt, _ in asked}
     by_id = {interrupt.id: host_id for interrupt, host_id in asked}
     answers: list[tuple[str, Any]] = []

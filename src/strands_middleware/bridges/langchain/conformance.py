@@ -110,14 +110,10 @@ class LangChainAgent:
         self._config: Any = {"configurable": {"thread_id": thread_id}}
         self._thread_id = thread_id
         self._hooks = hooks
-        self._paused: Any = None
         self._seed = list(seed)
 
     async def run(self, prompt: str) -> RunReport:
-        if self._paused is not None:
-            raise RuntimeError(
-                "the run is paused on interrupts: resume it with their answers first"
-            )
+        # Sent as a caller would, paused or not (see the harness's known failures).
         # The history the agent was set up with joins the thread with its first prompt.
         seed, self._seed = list(host_messages(self._seed, Shown([]))), []
         before = await self._length()
@@ -127,9 +123,9 @@ class LangChainAgent:
         return self._report(result, before + len(seed))
 
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
-        paused = self._paused
-        if paused is None:
-            paused = await self.agent.aget_state(self._config)
+        # Answered from the thread's state as it is now, as the bridge's documentation says: a
+        # resume on a thread no longer paused is refused there.
+        paused = await self.agent.aget_state(self._config)
         command = resume_command(paused, responses, middleware=self.bridge)
         before = await self._length()
         return self._report(await self.agent.ainvoke(command, self._config), before)
@@ -138,7 +134,6 @@ class LangChainAgent:
         # A fresh thread: LangChain keeps a conversation per thread id.
         self._thread_id = uuid.uuid4().hex
         self._config = {"configurable": {"thread_id": self._thread_id}}
-        self._paused = None
 
     @property
     def handlers_agent(self) -> object:
@@ -179,7 +174,6 @@ class LangChainAgent:
 
     def _report(self, result: Any, before: int) -> RunReport:
         interrupts = interrupts_of(result) if "__interrupt__" in result else []
-        self._paused = result if interrupts else None
         history = list(result["messages"])
         usage: Usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
         for answer in history[before:]:
@@ -205,6 +199,12 @@ class LangChainHarness:
         {Capability.EVENT_STREAMING, Capability.HOOKS, Capability.RESUME_IN_ANOTHER_PROCESS}
     )
     known_failures: Mapping[str, str] = {
+        "fresh_prompt_while_paused_is_refused": (
+            "LangGraph writes a new input to the thread, dropping the tasks paused on "
+            "interrupts, before any middleware runs, so the bridge cannot refuse it while the "
+            "thread is unchanged; check interrupts_of(await agent.aget_state(config)) before "
+            "sending a new prompt on a thread that may be paused"
+        ),
         # With a plain BaseChatModel (what a user brings), the bridge's own path differs from
         # the one it takes for this library's models: each is a defect of the bridge.
         "per_call_model_switch_leaves_the_agent_model[native model]": (

@@ -121,22 +121,25 @@ class PydanticAIAgent:
         self._handler: Any = _drain if streamed else None
         self.history: list[ModelMessage] = history or []
         self.paused = paused
+        # The last requests a run paused on: what a caller holds to answer, even once stale.
+        self._asked = paused
         self._hooks = hooks
 
     async def run(self, prompt: str) -> RunReport:
-        if self.paused is not None:
-            raise RuntimeError(
-                "the run is paused on interrupts: resume it with their answers first"
-            )
+        # Sent as a caller would, paused or not: pydantic-ai refuses a new prompt while the
+        # history ends in tool calls without results.
         result = await self.agent.run(
             prompt, message_history=self.history, event_stream_handler=self._handler
         )
         return self._report(result.all_messages(), result.output, result.usage)
 
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
-        if self.paused is None:
-            raise RuntimeError("nothing is paused: there is no interrupt to answer")
-        results = resume_results(self.paused, responses, middleware=self.bridge)
+        # A caller answers the requests it holds, stale or not: pydantic-ai refuses results
+        # when the history has no tool calls waiting for them.
+        asked = self.paused or self._asked
+        if asked is None:
+            raise RuntimeError("no run of this agent has paused: there is no interrupt to answer")
+        results = resume_results(asked, responses, middleware=self.bridge)
         result = await self.agent.run(
             message_history=self.history,
             deferred_tool_results=results,
@@ -146,7 +149,7 @@ class PydanticAIAgent:
 
     def forget(self) -> None:
         self.history = []
-        self.paused = None
+        self.paused = self._asked = None
 
     @property
     def handlers_agent(self) -> object:
@@ -168,7 +171,7 @@ class PydanticAIAgent:
             converse_message(last) if last is not None else {"role": "assistant", "content": []}
         )
         if isinstance(output, DeferredToolRequests):
-            self.paused = output
+            self.paused = self._asked = output
             return RunReport("interrupt", message, tuple(interrupts_of(output)), usage)
         self.paused = None
         stop_reason = stop_reason_of(last) if last is not None else "end_turn"

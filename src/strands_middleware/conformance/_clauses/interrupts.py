@@ -37,6 +37,7 @@ __all__ = [
     "resume_reuses_finished_tool_results",
     "resume_runs_the_tool_exactly_once",
     "resume_setup",
+    "resume_when_not_paused_is_refused",
     "resumed_report",
     "swallowed_interrupt_never_runs_the_tool",
     "tool_interrupt_pauses_before_the_tool",
@@ -237,6 +238,38 @@ async def fresh_prompt_while_paused_is_refused(trial: Trial) -> None:
     """A fresh prompt while interrupts are owed is refused; the paused run is unchanged and the
     proper answer still resumes it."""
     await _refused_and_unchanged(trial, "a fresh prompt", "Never mind, do something else")
+
+
+@clause(cite.HUMAN_IN_THE_LOOP, cite.USER_ERRORS)
+async def resume_when_not_paused_is_refused(trial: Trial) -> None:
+    """Answers sent once the run is no longer paused (a stale resume, or the same answers
+    sent twice) are refused: nothing runs, the history is unchanged, and a fresh prompt is
+    still answered."""
+    built = trial.build(
+        [_DELETE, _DONE, text_turn("Anything else?")],
+        tools=[trial.tools.delete_file],
+        middleware=[gate([])],
+    )
+    report = await built.agent.run(_PROMPT)
+    expect(report.stop_reason == "interrupt", f"the gated run ended {report.stop_reason!r}")
+    answers = responses(report.interrupts, "yes")
+    done = await built.agent.resume(answers)
+    expect(done.stop_reason == "end_turn", f"the resumed run ended {done.stop_reason!r}")
+    history = conversation(built.agent.messages)
+    again = await outcome(built.agent.resume(answers))
+    expect(isinstance(again, Exception), f"the answers sent again were accepted: {again!r}")
+    expect(conversation(built.agent.messages) == history, "the refused resume changed the history")
+    ran = trial.tools.called("delete_file")
+    expect(ran == [{"path": "/tmp/report"}], f"the tool ran {len(ran)}x: {ran}")
+    expect(
+        len(built.script.requests) == 2,
+        f"the refused resume asked the model: {len(built.script.requests)} requests, expected 2",
+    )
+    fresh = await built.agent.run("Thanks")
+    expect(
+        fresh.stop_reason == "end_turn" and fresh.text == "Anything else?",
+        f"after the refused resume a fresh prompt ended {fresh.stop_reason!r}: {fresh.text!r}",
+    )
 
 
 @clause(cite.FAIL_CLOSED, cite.INTERRUPTS)
