@@ -4,7 +4,8 @@ Each is the reference harness with one thing done wrong, the way a real integrat
 wrong: Output handlers never registered, a stream that drops its generator instead of closing
 it, a resume that forgets the paused tool round (or re-runs its finished tools), handlers fed the
 host's own objects, a model error wrapped in the host's own, a fresh cancel signal per tool call,
-a configured system prompt and tool choice left out.
+a configured system prompt and tool choice left out, answers sent while nothing is paused taken
+as a new turn.
 """
 
 from __future__ import annotations
@@ -192,6 +193,27 @@ class RerunsFinishedTools(ReferenceHarness):
 
     def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> ReferenceAgent:
         return _Rerunning(super().restore(setup, saved).agent)
+
+
+class _Oblivious(ReferenceAgent):
+    async def resume(self, responses: list[dict[str, Any]]) -> Any:
+        # The fault: answers sent while nothing is paused are dropped, and the run answers
+        # anyway (a host that passes a stale resume on to a loop with nothing to resume).
+        if not self.agent.interrupt_state.activated:
+            return await super().run("")
+        return await super().resume(responses)
+
+
+class AcceptsStaleResume(ReferenceHarness):
+    """Takes answers sent once the run is no longer paused as a new turn, instead of refusing."""
+
+    name = "accepts-stale-resume"
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        return _Oblivious(super().build(setup).agent)
+
+    def restore(self, setup: AgentSetup, saved: Mapping[str, Any]) -> ReferenceAgent:
+        return _Oblivious(super().restore(setup, saved).agent)
 
 
 class HostModelError(RuntimeError):

@@ -14,6 +14,7 @@ from strands_middleware.conformance import Harness, Outcome, run_conformance
 from strands_middleware.conformance._harnesses._reference import ReferenceHarness
 
 from .faulty import (
+    AcceptsStaleResume,
     FreshCancelSignalPerCall,
     HandsOverHostObjects,
     IgnoresAgentStream,
@@ -70,9 +71,11 @@ CAUGHT: list[tuple[Harness, set[str]]] = [
             "paused_run_resumes_in_a_fresh_agent",
             "catalog_tool_approval_gates_the_tool",
             "resume_reuses_finished_tool_results",
+            "resume_when_not_paused_is_refused",
         },
     ),
     (RerunsFinishedTools(), {"resume_reuses_finished_tool_results"}),
+    (AcceptsStaleResume(), {"resume_when_not_paused_is_refused"}),
     (
         WrapsModelErrors(),
         {

@@ -26,6 +26,7 @@ PAUSING = {
     "unknown_interrupt_id_is_refused_state_unchanged",
     "malformed_resume_is_refused_state_unchanged",
     "fresh_prompt_while_paused_is_refused",
+    "resume_when_not_paused_is_refused",
     "paused_run_resumes_in_a_fresh_agent",
     "catalog_tool_approval_gates_the_tool",
     "agent_stream_gate_asks_once_per_cycle",

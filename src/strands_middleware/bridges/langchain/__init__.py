@@ -8,7 +8,8 @@ from strands_middleware.bridges.langchain import LangChainBridge, interrupts_of,
 
 bridge = LangChainBridge(timing, ToolApproval(tools={"delete_file"}))
 agent = create_agent(model, tools=[delete_file], middleware=[bridge], checkpointer=saver)
-paused = await agent.ainvoke({"messages": [("user", "Clean up")]}, config)
+await agent.ainvoke({"messages": [("user", "Clean up")]}, config)
+paused = await agent.aget_state(config)  # the thread as it is: a stale resume is refused
 answers = [{"interruptResponse": {"interruptId": i.id, "response": "approve"}}
            for i in interrupts_of(paused)]
 done = await agent.ainvoke(resume_command(paused, answers, middleware=bridge), config)
