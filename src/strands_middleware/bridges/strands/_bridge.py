@@ -36,6 +36,7 @@ from ...events import TypedEvent
 from ...host._agent_pass import AgentPassPoint
 from ...host._mixin import AnswerCheck, MiddlewareHostMixin
 from ...host._model_call import ModelStagePoint
+from ...host._token_projection import project_input_tokens
 from ...host._tool_call import ToolStagePoint
 from ...interrupts import MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...stages._agent_stream import AgentStreamContext, AgentStreamStage
@@ -206,6 +207,15 @@ class StrandsBridge(MiddlewareHostMixin):
         messages = converse_items(host_messages, MESSAGE_KEYS)
         tool_specs = converse_items(host_specs, TOOL_SPEC_KEYS)
         system_prompt = converse_system_prompt(host_prompt)
+        # strands computes the same estimate as host.project_input_tokens: read, not redone. It
+        # has none when its model cannot count tokens (a model of this library handed to
+        # strands); the figure is then made here from strands' own history, whose messages
+        # carry the usage metadata the translation to Converse leaves out.
+        projected = getattr(host_context, "projected_input_tokens", None)
+        if projected is None:
+            projected = project_input_tokens(
+                host_messages, system_prompt=system_prompt, tool_specs=tool_specs
+            )
         point = ModelStagePoint(
             self.middleware_registry,
             agent=host_context.agent,
@@ -215,8 +225,7 @@ class StrandsBridge(MiddlewareHostMixin):
             tool_choice=host_context.tool_choice,
             invocation_state=host_context.invocation_state,
             model=host_context.model,
-            # strands computes the same estimate as host.project_input_tokens; read, not redone.
-            projected_input_tokens=getattr(host_context, "projected_input_tokens", None),
+            projected_input_tokens=projected,
         )
         # What the lists held when handed out: a view in them may be changed in place.
         shown_messages = tuple(messages) if messages is not host_messages else ()
