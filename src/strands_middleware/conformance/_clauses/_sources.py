@@ -35,7 +35,7 @@ BUILT_IN_STAGES = 'docs/concepts/stages-and-phases.md "The built-in stages"'
 HUMAN_IN_THE_LOOP = 'docs/concepts/interrupts.md "Interrupts and resume"'
 CATALOG = 'docs/catalog/index.md "The catalog"'
 USER_ERRORS = 'docs/concepts/errors.md "Mistakes, and the state they leave"'
-COMING_FROM_STRANDS = "docs/coming-from-strands.md \"Coming from strands' middleware\""
+COMING_FROM_STRANDS = 'docs/coming-from-strands.md "Coming from strands\' middleware"'
 
 # DESIGN.md's decisions.
 PHASE_ORDER = 'DESIGN "Normative semantics" 1'

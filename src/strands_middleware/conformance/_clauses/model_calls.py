@@ -482,14 +482,18 @@ async def projected_input_tokens_follow_strands(trial: Trial) -> None:
         seen.append(context)
         return context
 
-    def note(result: MiddlewareResult[ModelStopReason]) -> MiddlewareResult[ModelStopReason]:
-        results.append(result.value)
-        return result
+    async def note(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            if isinstance(event, ModelStopReason):
+                results.append(event)
+            yield event
 
     built = trial.build(
         [tool_turn("add", {"a": 1, "b": 2}, "t1"), text_turn("Three.")],
         tools=[trial.tools.add],
-        middleware=[InvokeModelStage.input(look), InvokeModelStage.output(note)],
+        middleware=[InvokeModelStage.input(look), InvokeModelStage.wrap(note)],
         system_prompt="Be brief.",
         usage={"inputTokens": 40, "outputTokens": 7, "totalTokens": 47},
     )
