@@ -20,7 +20,12 @@ import pytest
 from strands_middleware import InvokeModelContext, InvokeModelStage, ModelStopReason
 from strands_middleware.content import Message, ToolSpec, Usage
 from strands_middleware.engine._registry import MiddlewareRegistry
-from strands_middleware.host import ModelStagePoint, project_input_tokens
+from strands_middleware.host import (
+    ModelStagePoint,
+    model_call_context,
+    project_input_tokens,
+    run_model_call,
+)
 from strands_middleware.host._token_projection import CallUsage
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 
@@ -268,3 +273,37 @@ def test_records_are_kept_per_registry_and_go_with_it() -> None:
     del registry
     gc.collect()
     assert gone() is None  # the record did not keep the agent's registry alive
+
+
+async def test_run_model_call_projects_for_a_host_that_gives_no_figure() -> None:
+    registry = _with_handler()
+    script = ScriptedModel([text_turn("Hello."), text_turn("Fine.")], usage=USAGE)
+    history: list[Message] = [{"role": "user", "content": [{"text": "Hi"}]}]
+    seen: list[int | None] = []
+    for follow_up in ("How are you?", None):
+        context = model_call_context(
+            None,
+            messages=history,
+            system_prompt="Be brief.",
+            tool_specs=[],
+            tool_choice=None,
+            invocation_state={},
+            model=script,
+        )
+        stop: ModelStopReason | None = None
+        async for event in run_model_call(registry, context):
+            if isinstance(event, ModelStopReason):
+                stop = event
+        seen.append(context.projected_input_tokens)
+        assert stop is not None
+        history.append(stop.message)
+        if follow_up is not None:
+            history.append({"role": "user", "content": [{"text": follow_up}]})
+    first_request = [{"role": "user", "content": [{"text": "Hi"}]}]
+    assert (
+        seen
+        == [
+            project_input_tokens(first_request, system_prompt="Be brief."),  # type: ignore[arg-type]
+            47 + project_input_tokens(history[2:3]),
+        ]
+    )

@@ -200,7 +200,8 @@ def model_call_context(
 
     The request fields are deep-copied so handlers cannot reach into the agent's history through
     them; ``invocation_state`` and ``model`` are passed by reference. ``projected_input_tokens``
-    is what `project_input_tokens` gives for the host's history (None where a host cannot tell).
+    is what `project_input_tokens` gives for the host's history; without it (None),
+    `run_model_call` projects it from the usage of the agent's previous calls.
     """
     return _model_context(
         agent=agent,
@@ -255,16 +256,27 @@ async def run_model_call(
 ) -> AsyncGenerator[TypedEvent, None]:
     """Run the stage and yield its events; the last `ModelStopReason` yielded is the result.
 
+    A context without ``projected_input_tokens`` gets them here when the stage has handlers,
+    projected as `ModelStagePoint` does (from the usage of the agent's previous calls, which
+    this notes when each call ends).
+
     Raises:
         MissingResultError: the chain produced no `ModelStopReason`.
     """
-    found = False
+    found: ModelStopReason | None = None
+    handled = registry.has_handlers(InvokeModelStage)
+    if handled and context.projected_input_tokens is None:
+        context.projected_input_tokens = _call_usage(registry).project(
+            context.messages, system_prompt=context.system_prompt, tool_specs=context.tool_specs
+        )
     # This generator drives the chain itself (`MiddlewareRegistry.open`): no driver generator
     # between it and the outermost handler.
     async with registry.open(InvokeModelStage, context, invoke_model_terminal) as stream:
         async for event in stream:
             if isinstance(event, ModelStopReason):
-                found = True
+                found = event
             yield event
-    if not found:
+    if found is None:
         raise missing_result(InvokeModelStage)
+    if handled:
+        _call_usage(registry).record(found.message, found.usage)
