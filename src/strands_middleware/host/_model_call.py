@@ -140,7 +140,8 @@ class ModelStagePoint:
     def finished(self, result: ModelStopReason) -> ModelStopReason:
         """Note the call's result (its usage is the baseline of the agent's next projection),
         and return it."""
-        _call_usage(self._registry).record(result.message, result.usage)
+        if self._registry.has_handlers(InvokeModelStage):
+            _call_usage(self._registry).record(result.message, result.usage)
         return result
 
     @staticmethod

@@ -86,8 +86,9 @@ def prompt_tokens(usage: Usage) -> int:
     )
 
 
-_Turn = tuple[str, tuple[str, ...]]
-"""What identifies a produced turn across a host's translations: its text and tool-use ids."""
+_Turn = int
+"""What identifies a produced turn across a host's translations: the hash of its text and
+tool-use ids (a hash, so a record keeps no message text alive)."""
 
 _CALLS_KEPT = 64
 """How many calls a `CallUsage` remembers: enough for the runs of one agent in flight at once."""
@@ -97,7 +98,7 @@ def _turn(message: Message) -> _Turn:
     blocks = cast("list[Mapping[str, Any]]", message.get("content", []))
     text = "".join(block["text"] for block in blocks if "text" in block)
     uses = tuple(block["toolUse"].get("toolUseId", "") for block in blocks if "toolUse" in block)
-    return (text.strip(), uses)
+    return hash((text.strip(), uses))
 
 
 class CallUsage:
