@@ -53,8 +53,9 @@ class AgentStreamContext:
       those message dicts in place before ``next_fn`` reaches history, since the terminal appends
       the same objects, and ``replace(messages=[...])`` makes the new list the input appended
       (on the reference agent and on ``strands.Agent``; a host that cannot send a new list to
-      its loop raises `ReplacedMessagesError` rather than drop it silently). A pass a gate pauses before ``next_fn`` keeps its
-      input for the resumed pass on the reference agent (strands-agents 1.62 drops it).
+      its loop raises `ReplacedMessagesError` rather than drop it silently). A pass a gate
+      pauses before ``next_fn`` keeps its input for the resumed pass on the reference agent
+      (strands-agents 1.62 drops it).
 
     Attributes:
         agent: The host agent running the pass.
