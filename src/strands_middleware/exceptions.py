@@ -146,11 +146,13 @@ class MissingResultError(RuntimeError):
 
 
 class ReplacedMessagesError(RuntimeError):
-    """An AgentStreamStage handler replaced ``context.messages``, which no host here honours.
+    """An AgentStreamStage handler replaced ``context.messages`` on a host that cannot send it.
 
-    The stage's terminal appends the input it was given, but not every host can hand a new list
-    to its own loop, so every host refuses one rather than honour it on some and drop it on
-    others (strands-agents 1.62 sends it). See `REPLACED_MESSAGES_MESSAGE`.
+    The reference agent and ``strands.Agent`` (as strands-agents 1.62) append the list the
+    context holds when the chain reaches the stage's terminal. A host whose loop can only take
+    the input it was given (its harness does not declare ``Capability.REPLACE_PASS_INPUT``)
+    raises this before the pass runs rather than drop the new list silently. See
+    `REPLACED_MESSAGES_MESSAGE`.
     """
 
     def __init__(self, message: str = "") -> None:
@@ -158,9 +160,9 @@ class ReplacedMessagesError(RuntimeError):
 
 
 REPLACED_MESSAGES_MESSAGE = (
-    "an AgentStreamStage handler replaced context.messages, which is refused on every host (not "
-    "every host can send a new list, and a list sent on some hosts and dropped on others would "
-    "change what the model sees without a trace). Edit the messages in place before calling "
+    "an AgentStreamStage handler replaced context.messages, and this host cannot send a new "
+    "list to its loop (the reference agent and strands.Agent can; dropping it would change "
+    "what the model sees without a trace). Edit the messages in place before calling "
     "next_fn, or rewrite the model's input with an InvokeModelStage Input handler "
     "(context.replace(messages=...))."
 )

@@ -55,7 +55,6 @@ from strands_middleware.events import EventLoopStopEvent, ModelStreamEvent, Text
 from strands_middleware.exceptions import (
     InterruptException,
     InterruptResumeError,
-    ReplacedMessagesError,
 )
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.interrupts import Interrupt
@@ -366,14 +365,17 @@ def test_a_handler_injected_event_reaches_the_strands_stream() -> None:
     assert any(event.get("custom_note") == "before the call" for event in events)
 
 
-def test_replacing_agent_stream_messages_is_refused_on_strands_too() -> None:
+def test_a_replaced_agent_stream_messages_list_is_what_strands_appends() -> None:
     def replace_messages(context: AgentStreamContext) -> AgentStreamContext:
-        return context.replace(messages=[])
+        kept = context.messages[0]
+        kept["content"] = [*kept["content"], {"text": "(kept)"}]
+        return context.replace(messages=[{"role": "user", "content": [{"text": "other"}]}, kept])
 
     agent = strands_agent(text_turn("ok"))
     StrandsBridge.of(agent).use(AgentStreamStage.input(replace_messages))
-    with pytest.raises(ReplacedMessagesError):
-        agent("hi")
+    agent("hi")
+    texts = [[block.get("text") for block in message["content"]] for message in agent.messages]
+    assert texts == [["other"], ["hi", "(kept)"], ["ok"]]
 
 
 def test_model_stop_reason_in_handlers_is_this_librarys() -> None:

@@ -74,9 +74,14 @@ def drive(
     middleware: Sequence[MiddlewareSource],
     *,
     system_prompt: str | None = None,
+    script_usage: bool = False,
 ) -> Driven:
     """An agent of ``host`` playing ``turns`` (a `ScriptedModel` is shared as it is), with
-    ``functions`` as the host's own tools and ``middleware`` registered in order."""
+    ``functions`` as the host's own tools and ``middleware`` registered in order.
+
+    ``script_usage=True`` builds it so that the host reports the script's own usage where the
+    harness can choose (the pydantic-ai one asks without streaming then, see
+    `_catalog_harness`)."""
     script = turns if isinstance(turns, ScriptedModel) else ScriptedModel(turns)
     setup = AgentSetup(
         script=script,
@@ -84,7 +89,8 @@ def drive(
         middleware=tuple(middleware),
         system_prompt=system_prompt,
     )
-    return Driven(HOSTS[host].build(setup), script)
+    harness = _catalog_harness(HOSTS[host]) if script_usage else HOSTS[host]
+    return Driven(harness.build(setup), script)
 
 
 # ---- an agent of any host with the reference agent's keywords (the catalog's tests) --------

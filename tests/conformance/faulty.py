@@ -5,7 +5,7 @@ wrong: Output handlers never registered, a stream that drops its generator inste
 it, a resume that forgets the paused tool round (or re-runs its finished tools), handlers fed the
 host's own objects, a model error wrapped in the host's own, a fresh cancel signal per tool call,
 a configured system prompt and tool choice left out, answers sent while nothing is paused taken
-as a new turn.
+as a new turn, an agent pass's replaced input dropped or taken without being declared.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from strands_middleware.engine._handlers import MiddlewareNext
 from strands_middleware.engine._registry import MiddlewareSource
 from strands_middleware.engine._stage import Middleware
 from strands_middleware.events import ModelStopReason
-from strands_middleware.experimental import AgentStreamStage
+from strands_middleware.exceptions import ReplacedMessagesError
+from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
 from strands_middleware.models import Model
 from strands_middleware.stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 
@@ -171,6 +172,61 @@ class Minimal(ReferenceHarness):
         if setup.tool_choice is not None:
             raise ValueError("this host has no agent-level tool choice")
         return WithoutAgentStream().build(setup)
+
+
+def _around_the_pass_input(setup: AgentSetup, last: Any) -> AgentSetup:
+    """``setup`` with an agent-stream Input handler registered first, noting the pass's input
+    list, and ``last(context, noted)`` registered last, seeing the list every other left."""
+    noted: list[Messages] = []
+
+    def note(context: AgentStreamContext) -> AgentStreamContext:
+        noted[:] = [context.messages]
+        return context
+
+    def then(context: AgentStreamContext) -> AgentStreamContext:
+        result: AgentStreamContext = last(context, noted[0])
+        return result
+
+    middleware = [AgentStreamStage.input(note), *setup.middleware, AgentStreamStage.input(then)]
+    return dataclasses.replace(setup, middleware=middleware)
+
+
+def _refuse(context: AgentStreamContext, given: Messages) -> AgentStreamContext:
+    if context.messages is not given:
+        raise ReplacedMessagesError
+    return context
+
+
+def _restore(context: AgentStreamContext, given: Messages) -> AgentStreamContext:
+    return context.replace(messages=given)
+
+
+class RefusesReplacedInput(ReferenceHarness):
+    """Has the agent-stream stage but cannot hand its loop a new input list: it declares so and
+    refuses a replaced one (an honest host, not a faulty one)."""
+
+    name = "refuses-replaced-input"
+    capabilities = frozenset(Capability) - {Capability.REPLACE_PASS_INPUT}
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        return super().build(_around_the_pass_input(setup, _refuse))
+
+
+class DropsReplacedInput(ReferenceHarness):
+    """Declares that a replaced pass input is taken, yet sends the pass the input it was given."""
+
+    name = "drops-replaced-input"
+
+    def build(self, setup: AgentSetup) -> ReferenceAgent:
+        return super().build(_around_the_pass_input(setup, _restore))
+
+
+class TakesUndeclaredReplacedInput(ReferenceHarness):
+    """Takes a replaced pass input without declaring it: the kit checks the refusal and finds
+    none."""
+
+    name = "takes-undeclared-replaced-input"
+    capabilities = frozenset(Capability) - {Capability.REPLACE_PASS_INPUT}
 
 
 class _Rerunning(ReferenceAgent):

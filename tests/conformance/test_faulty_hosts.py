@@ -15,6 +15,7 @@ from strands_middleware.conformance._harnesses._reference import ReferenceHarnes
 
 from .faulty import (
     AcceptsStaleResume,
+    DropsReplacedInput,
     FreshCancelSignalPerCall,
     HandsOverHostObjects,
     IgnoresAgentStream,
@@ -22,8 +23,10 @@ from .faulty import (
     LeaksGenerators,
     Minimal,
     ReasksModelOnResume,
+    RefusesReplacedInput,
     RerunsFinishedTools,
     SkipsOutputHandlers,
+    TakesUndeclaredReplacedInput,
     WithoutAgentStream,
     WrapsModelErrors,
 )
@@ -31,7 +34,7 @@ from .faulty import (
 _AGENT_STREAM = {
     "agent_stream_output_rewrite_reaches_the_result",
     "agent_stream_trailing_events_keep_the_result",
-    "agent_stream_replaced_messages_are_refused",
+    "agent_stream_replaced_messages_are_the_input",
     "agent_stream_invocation_state_reaches_the_stages",
     "agent_stream_gate_asks_once_per_cycle",
     "agent_stream_interrupt_after_the_pass_is_refused",
@@ -103,6 +106,9 @@ CAUGHT: list[tuple[Harness, set[str]]] = [
         },
     ),
     (IgnoresAgentStream(), _AGENT_STREAM),
+    (DropsReplacedInput(), {"agent_stream_replaced_messages_are_the_input"}),
+    (TakesUndeclaredReplacedInput(), {"agent_stream_replaced_messages_are_the_input"}),
+    (RefusesReplacedInput(), set()),
     (WithoutAgentStream(), set()),
     (Minimal(), set()),
 ]
@@ -147,3 +153,15 @@ def test_a_host_declaring_nothing_shows_what_was_checked_instead() -> None:
     resumed = by_id["paused_run_resumes_in_a_fresh_agent"]
     assert resumed.outcome is Outcome.PASS
     assert resumed.detail.startswith("in this process")
+
+
+def test_an_undeclared_replaced_pass_input_is_checked_as_refused_at_run_time() -> None:
+    by_id = {r.clause.id: r for r in run_conformance(RefusesReplacedInput()).results}
+    refused = by_id["agent_stream_replaced_messages_are_the_input"]
+    assert (refused.outcome, refused.detail) == (
+        Outcome.PASS,
+        "not declared: a replaced input list is refused with ReplacedMessagesError",
+    )
+    taken = run_conformance(TakesUndeclaredReplacedInput()).results
+    (unrefused,) = [r for r in taken if r.clause.id == refused.clause.id]
+    assert "raised nothing" in unrefused.detail and "declare the capability" in unrefused.detail

@@ -12,7 +12,7 @@ from strands_middleware.content import Message
 from strands_middleware.events import EventLoopStopEvent
 from strands_middleware.exceptions import ReplacedMessagesError
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
-from strands_middleware.host import InterruptState, run_agent_pass
+from strands_middleware.host import AgentPassPoint, InterruptState, run_agent_pass
 
 USER: Message = {"role": "user", "content": [{"text": "hi"}]}
 ANSWER: Message = {"role": "assistant", "content": [{"text": "hello"}]}
@@ -134,14 +134,40 @@ async def test_in_place_edits_reach_history() -> None:
     assert host.history[0]["content"] == [{"text": "HI"}]
 
 
-async def test_replacing_the_messages_list_is_refused_not_dropped() -> None:
+OTHER: Message = {"role": "user", "content": [{"text": "other"}]}
+
+
+async def test_a_replaced_messages_list_is_the_input_appended() -> None:
     host = Host()
     host.registry.add_middleware(
-        AgentStreamStage.Input, lambda context: context.replace(messages=[])
+        AgentStreamStage.Input, lambda context: context.replace(messages=[OTHER])
     )
+    await host.run()
+    assert host.history == [OTHER] and host.announced == [("user", 1)]
+    assert host.terminal_ran == 1
+
+
+async def test_a_point_refuses_a_replaced_list_unless_its_host_takes_one() -> None:
+    registry = MiddlewareRegistry()
+    registry.add_middleware(AgentStreamStage.Input, lambda context: context.replace(messages=[]))
+    reached: list[list[Message]] = []
+
+    async def terminal(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
+        reached.append(context.messages)
+        yield stop()
+
+    refusing = AgentPassPoint(registry, agent=None, messages=[USER], invocation_state={})
     with pytest.raises(ReplacedMessagesError, match=r"replaced context\.messages"):
-        await host.run()
-    assert host.terminal_ran == 0
+        async with refusing.open(terminal) as stream:
+            async for _event in stream:
+                pass
+    assert reached == []
+    taking = AgentPassPoint(
+        registry, agent=None, messages=[USER], invocation_state={}, replaceable_input=True
+    )
+    async with taking.open(terminal) as stream:
+        events = [event async for event in stream]
+    assert reached == [[]] and isinstance(events[-1], EventLoopStopEvent)
 
 
 async def test_invocation_state_replacement_reaches_the_terminal() -> None:

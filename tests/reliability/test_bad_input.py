@@ -10,6 +10,7 @@ the model reads and an ERROR log naming the handler, and the run goes on.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import logging
@@ -41,6 +42,7 @@ from strands_middleware.exceptions import (
     ReplacedMessagesError,
 )
 from strands_middleware.experimental import AgentStreamContext, AgentStreamStage
+from strands_middleware.host import AgentPassPoint
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 
@@ -113,15 +115,26 @@ def test_a_chain_that_drops_its_result() -> None:
     assert [m["role"] for m in agent.messages] == ["user"]
 
 
-def test_a_replaced_agent_stream_messages_list() -> None:
-    def replace(context: AgentStreamContext) -> AgentStreamContext:
-        return context.replace(messages=[])
+def test_a_replaced_agent_stream_messages_list_on_a_host_that_cannot_take_one() -> None:
+    # A host whose loop appends the input it was given, whatever the context holds, makes its
+    # stage point without replaceable_input: the new list is refused before the pass runs.
+    registry = MiddlewareRegistry()
+    registry.add_middleware(AgentStreamStage.Input, lambda context: context.replace(messages=[]))
+    history: list[Any] = []
+    point = AgentPassPoint(registry, agent=None, messages=[], invocation_state={})
 
-    model = ScriptedModel([text_turn("x")])
-    agent = Agent(model=model, middleware=[AgentStreamStage.input(replace)])
+    async def host_pass(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
+        history.append("the pass ran")
+        yield TypedEvent({})
+
+    async def run() -> None:
+        async with point.open(host_pass) as stream:
+            async for _event in stream:
+                pass
+
     with pytest.raises(ReplacedMessagesError, match=r"replaced context\.messages"):
-        agent("hi")
-    assert model.requests == []
+        asyncio.run(run())
+    assert history == []
 
 
 def test_a_tool_that_yields_no_tool_result_event() -> None:

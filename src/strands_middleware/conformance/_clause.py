@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..content import SystemPrompt, ToolChoice
+from ..content import SystemPrompt, ToolChoice, Usage
 from ..engine._registry import MiddlewareSource
 from ..testing import ScriptedModel, ScriptedTurn
 from ._harness import NATIVE_MODEL, AgentSetup, Capability, Harness, HostAgent, native_model_of
@@ -223,9 +223,10 @@ class Trial:
         middleware: Sequence[MiddlewareSource] = (),
         system_prompt: SystemPrompt = None,
         tool_choice: ToolChoice | None = None,
+        usage: Usage | None = None,
     ) -> Built:
-        """A fresh agent of the host playing ``turns``."""
-        script = ScriptedModel(turns)
+        """A fresh agent of the host playing ``turns`` (each reporting ``usage``, if given)."""
+        script = ScriptedModel(turns, usage=usage)
         setup = AgentSetup(
             script=script,
             tools=tuple(tools),

@@ -58,6 +58,18 @@ class Capability(enum.Enum):
     the agent) with an error naming the stage, so it is never silently ignored.
     """
 
+    REPLACE_PASS_INPUT = "replace an agent pass's input"
+    """A list an agent-stream handler puts in place with ``context.replace(messages=[...])`` is
+    the pass's input: what the pass appends to history and sends the model, as on
+    strands-agents 1.62 (the host's loop takes the list the context holds when the chain
+    reaches it).
+
+    Undeclared, on a host declaring `AGENT_STREAM`: the run must raise `ReplacedMessagesError`
+    before the model is asked, so the new list is never silently dropped (edits made to the
+    list in place still reach the pass). On a host without the stage, its handlers are refused
+    at registration.
+    """
+
     EVENT_STREAMING = "event-level streaming"
     """Wrap handlers on a model call see the model's stream as this library's typed events (text
     and tool-input deltas, the finished message, then the `ModelStopReason`), the same classes in

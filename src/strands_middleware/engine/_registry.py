@@ -118,7 +118,9 @@ class MiddlewareRegistry:
     composing; an invocation already running keeps the chain it started with.
     """
 
-    __slots__ = ("_chains", "_entries")
+    # Weakly referenced: a host keeps per-agent records by the agent's registry (the usage of
+    # its recent model calls, say) without keeping the registry alive.
+    __slots__ = ("__weakref__", "_chains", "_entries")
 
     def __init__(self) -> None:
         self._entries: dict[

@@ -2,7 +2,8 @@
 
 The run-loop side of the stage: the pass's input is appended to history (and announced) inside
 the stage's terminal, as strands-agents (1.62) and the TypeScript SDK do, so a handler that
-short-circuits the pass leaves history untouched; the result is the last `EventLoopStopEvent`; an
+short-circuits the pass leaves history untouched and a list a handler puts in place with
+``replace(messages=[...])`` is the input appended; the result is the last `EventLoopStopEvent`; an
 interrupt raised by agent-stream middleware is registered here, activates the interrupt state and
 becomes an ``EventLoopStopEvent("interrupt", ...)``; an interrupt raised after the stop event is
 refused; and a resumed pass that ends with nothing owed deactivates the state.
@@ -45,11 +46,16 @@ class AgentPassPoint:
     subclass of `AgentStreamContext` as ``context_type`` and that class's own fields in
     ``extra``. `run_agent_pass` is the whole stage point for a host built on this library.
 
+    A host whose terminal sends its loop whatever list ``context.messages`` holds when the chain
+    reaches it passes ``replaceable_input=True``; otherwise a handler that replaced the list is
+    refused with `ReplacedMessagesError` when the chain reaches the terminal (before the pass
+    runs), since the host would drop the new list (edits made in place still reach it).
+
     Attributes:
         context: The context the handlers receive.
     """
 
-    __slots__ = ("_registry", "context")
+    __slots__ = ("_registry", "_replaceable", "context")
 
     def __init__(
         self,
@@ -60,9 +66,11 @@ class AgentPassPoint:
         invocation_state: dict[str, Any],
         interrupts: Mapping[str, Interrupt] = _NO_INTERRUPTS,
         context_type: type[AgentStreamContext] = AgentStreamContext,
+        replaceable_input: bool = False,
         **extra: Any,
     ) -> None:
         self._registry = registry
+        self._replaceable = replaceable_input
         self.context = context_type(
             agent=agent,
             messages=messages,
@@ -74,9 +82,11 @@ class AgentPassPoint:
     def open(
         self, terminal: Callable[[AgentStreamContext], AsyncGenerator[TypedEvent, None]]
     ) -> OpenedChain[TypedEvent]:
-        """The chain around ``terminal`` (refusing a replaced ``context.messages``)."""
-        checked = _checked(terminal, self.context.messages)
-        return self._registry.open(AgentStreamStage, self.context, checked)
+        """The chain around ``terminal`` (refusing a replaced ``context.messages`` unless the
+        point was made with ``replaceable_input=True``)."""
+        if not self._replaceable:
+            terminal = _checked(terminal, self.context.messages)
+        return self._registry.open(AgentStreamStage, self.context, terminal)
 
     @staticmethod
     def missing() -> MissingResultError:
@@ -103,16 +113,19 @@ def _checked(terminal: _Terminal, messages: Messages) -> _Terminal:
 
 def _appending(
     terminal: _Terminal,
-    messages: Messages,
     history: list[Message],
     on_message_added: Callable[[Message], Awaitable[object] | object],
     appended: list[bool],
 ) -> _Terminal:
-    """``terminal``, first appending the pass's input to history (what reaching it means)."""
+    """``terminal``, first appending the pass's input to history (what reaching it means).
+
+    The input is what ``context.messages`` holds there: a list a handler put in place of
+    ``messages`` is the one appended.
+    """
 
     def run(context: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
-        # ``context.messages`` is ``messages``: `AgentPassPoint.open` refused a replaced list.
         appended.append(True)
+        messages = context.messages
         for index, message in enumerate(messages):
             history.append(message)
             announced = on_message_added(message)
@@ -170,7 +183,8 @@ async def run_agent_pass(
         agent: The host agent, for the context.
         messages: The pass's input (possibly empty on a resume).
         history: The agent's message list; the input is appended to it when the chain reaches
-            the terminal (not at all when a handler short-circuits the pass).
+            the terminal (not at all when a handler short-circuits the pass): the list
+            ``context.messages`` holds there, which a handler may have replaced.
         invocation_state: Per-invocation state for the context.
         interrupt_state: The agent's interrupt state.
         terminal: The host's pass (its event loop), given the context; the input is already in
@@ -182,7 +196,6 @@ async def run_agent_pass(
         MissingResultError: the chain produced no `EventLoopStopEvent`.
         InterruptMisuseError: middleware interrupted after the `EventLoopStopEvent` (the state is
             cleared first, so the agent is not left paused).
-        ReplacedMessagesError: a handler replaced ``context.messages``.
     """
     held: Messages | None = interrupt_state.context.pop(_HELD_INPUT, None)
     if held:
@@ -195,10 +208,11 @@ async def run_agent_pass(
         messages=messages,
         invocation_state=invocation_state,
         interrupts=snapshot,
+        replaceable_input=True,
     )
     stop: EventLoopStopEvent | None = None
     try:
-        run = _appending(terminal, messages, history, on_message_added, appended)
+        run = _appending(terminal, history, on_message_added, appended)
         async with point.open(run) as stream:
             async for event in stream:
                 if isinstance(event, EventLoopStopEvent):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from ..models import Model
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage, split_system_prompt
 from ._changes import Handed
 from ._model_stream import process_model_stream
+from ._token_projection import CallUsage
 
 __all__ = ["ModelStagePoint", "invoke_model_terminal", "model_call_context", "run_model_call"]
 
@@ -47,16 +49,34 @@ def _model_context(
     )
 
 
+_CALL_USAGE: weakref.WeakKeyDictionary[MiddlewareRegistry, CallUsage] = weakref.WeakKeyDictionary()
+"""The usage of each agent's recent model calls, by the agent's registry (one per agent)."""
+
+
+def _call_usage(registry: MiddlewareRegistry) -> CallUsage:
+    found = _CALL_USAGE.get(registry)
+    if found is None:
+        found = _CALL_USAGE[registry] = CallUsage()
+    return found
+
+
 class ModelStagePoint:
     """One model call at a host's stage point: the handlers' context, the chain, what changed.
 
     A bridge makes one per model call with the request translated to Converse, runs the stage
     around its own model call (`run`, `result`, or `open` for a host that drives the stream
-    itself), and sends the host what `changed` reports, translated back. The request values are
-    handed to handlers as given (a bridge's translation is already a copy of the host's data);
-    ``copy_request=True`` deep-copies them first, as a host handing out its own lists must.
-    ``projected_input_tokens`` is the host's estimate of the request's input tokens
-    (`project_input_tokens` computes strands' figure; None where the host has none).
+    itself, which then hands the result to `finished`), and sends the host what `changed`
+    reports, translated back. The request values are handed to handlers as given (a bridge's
+    translation is already a copy of the host's data); ``copy_request=True`` deep-copies them
+    first, as a host handing out its own lists must.
+
+    ``projected_input_tokens`` is the request's input tokens as strands-agents estimates them
+    (see `project_input_tokens`): a host that has the figure passes it; without it (None), the
+    point projects it from the request and the usage the agent's previous calls reported (each
+    call's result is noted by the agent's registry when the call ends, `finished`): the whole
+    request is estimated on the agent's first call, and after that the last call's usage
+    counts for the history up to the turn it produced, as a message's strands usage metadata
+    does. The figure is left None when the stage has no handlers (nothing would read it).
 
     Attributes:
         context: The context the handlers receive.
@@ -84,6 +104,11 @@ class ModelStagePoint:
             tool_specs = copy.deepcopy(tool_specs)
             tool_choice = copy.deepcopy(tool_choice)
         self._registry = registry
+        if projected_input_tokens is None and registry.has_handlers(InvokeModelStage):
+            # Only a handler reads the figure: a call without any is spared the estimate.
+            projected_input_tokens = _call_usage(registry).project(
+                messages, system_prompt=system_prompt, tool_specs=tool_specs
+            )
         self.context = _model_context(
             agent=agent,
             messages=messages,
@@ -107,10 +132,17 @@ class ModelStagePoint:
     def open(self, terminal: ModelTerminal) -> OpenedChain[TypedEvent]:
         """The chain around ``terminal``, for a host that iterates it in its own block.
 
-        That host tracks the result itself and raises `missing` when the stream ended
-        without one (`run` does both).
+        That host tracks the result itself: it hands it to `finished`, or raises `missing` when
+        the stream ended without one (`run` and `result` do both).
         """
         return self._registry.open(InvokeModelStage, self.context, terminal)
+
+    def finished(self, result: ModelStopReason) -> ModelStopReason:
+        """Note the call's result (its usage is the baseline of the agent's next projection),
+        and return it."""
+        if self._registry.has_handlers(InvokeModelStage):
+            _call_usage(self._registry).record(result.message, result.usage)
+        return result
 
     @staticmethod
     def missing() -> MissingResultError:
@@ -123,14 +155,15 @@ class ModelStagePoint:
         Raises:
             MissingResultError: the chain produced no `ModelStopReason`.
         """
-        found = False
+        found: ModelStopReason | None = None
         async with self.open(terminal) as stream:
             async for event in stream:
                 if isinstance(event, ModelStopReason):
-                    found = True
+                    found = event
                 yield event
-        if not found:
+        if found is None:
             raise missing_result(InvokeModelStage)
+        self.finished(found)
 
     async def result(
         self, terminal: ModelTerminal, on_event: Callable[[TypedEvent], object] | None = None
@@ -149,6 +182,7 @@ class ModelStagePoint:
                     on_event(event)
         if result is None:
             raise missing_result(InvokeModelStage)
+        self.finished(result)
         return result
 
 
@@ -167,7 +201,8 @@ def model_call_context(
 
     The request fields are deep-copied so handlers cannot reach into the agent's history through
     them; ``invocation_state`` and ``model`` are passed by reference. ``projected_input_tokens``
-    is what `project_input_tokens` gives for the host's history (None where a host cannot tell).
+    is what `project_input_tokens` gives for the host's history; without it (None),
+    `run_model_call` projects it from the usage of the agent's previous calls.
     """
     return _model_context(
         agent=agent,
@@ -222,16 +257,27 @@ async def run_model_call(
 ) -> AsyncGenerator[TypedEvent, None]:
     """Run the stage and yield its events; the last `ModelStopReason` yielded is the result.
 
+    A context without ``projected_input_tokens`` gets them here when the stage has handlers,
+    projected as `ModelStagePoint` does (from the usage of the agent's previous calls, which
+    this notes when each call ends).
+
     Raises:
         MissingResultError: the chain produced no `ModelStopReason`.
     """
-    found = False
+    found: ModelStopReason | None = None
+    handled = registry.has_handlers(InvokeModelStage)
+    if handled and context.projected_input_tokens is None:
+        context.projected_input_tokens = _call_usage(registry).project(
+            context.messages, system_prompt=context.system_prompt, tool_specs=context.tool_specs
+        )
     # This generator drives the chain itself (`MiddlewareRegistry.open`): no driver generator
     # between it and the outermost handler.
     async with registry.open(InvokeModelStage, context, invoke_model_terminal) as stream:
         async for event in stream:
             if isinstance(event, ModelStopReason):
-                found = True
+                found = event
             yield event
-    if not found:
+    if found is None:
         raise missing_result(InvokeModelStage)
+    if handled:
+        _call_usage(registry).record(found.message, found.usage)

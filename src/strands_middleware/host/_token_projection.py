@@ -12,18 +12,24 @@ figure on every host:
 * the estimate is a character heuristic: text counts one token per four characters, JSON (tool
   inputs, structured tool results, tool specs) one per two characters of its serialised form,
   each rounded up; images, documents and other binary content count nothing.
+
+A bridged host translates its history anew for every model call, so no message keeps its
+identity from one call to the next, and a host's own history carries no usage strands would
+recognise. `CallUsage` is what such a host keeps instead: the usage each recent call reported,
+by the turn it produced (its text and tool-use ids, which survive the translation both ways).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ..content import Message, SystemPrompt, ToolSpec, Usage
 
-__all__ = ["project_input_tokens", "prompt_tokens"]
+__all__ = ["CallUsage", "project_input_tokens", "prompt_tokens"]
 
 
 def project_input_tokens(
@@ -47,7 +53,15 @@ def project_input_tokens(
     Returns:
         The projected input tokens: ``InvokeModelContext.projected_input_tokens``.
     """
-    found = _baseline(messages, last_call)
+    return _projected(messages, system_prompt, tool_specs, _baseline(messages, last_call))
+
+
+def _projected(
+    messages: Sequence[Message],
+    system_prompt: SystemPrompt,
+    tool_specs: Sequence[ToolSpec],
+    found: tuple[int, Usage] | None,
+) -> int:
     if found is not None:
         index, usage = found
         known = prompt_tokens(usage) + usage.get("outputTokens", 0)
@@ -72,6 +86,88 @@ def prompt_tokens(usage: Usage) -> int:
     )
 
 
+_Turn = int
+"""What identifies a produced turn across a host's translations: the hash of its text and
+tool-use ids (a hash, so a record keeps no message text alive)."""
+
+_CALLS_KEPT = 64
+"""How many calls a `CallUsage` remembers: enough for the runs of one agent in flight at once."""
+
+
+def _turn(message: Message) -> _Turn:
+    blocks = cast("list[Mapping[str, Any]]", message.get("content", []))
+    text = "".join(block["text"] for block in blocks if "text" in block)
+    uses = tuple(block["toolUse"].get("toolUseId", "") for block in blocks if "toolUse" in block)
+    return hash((text.strip(), uses))
+
+
+class CallUsage:
+    """The usage recent model calls of one agent reported, by the turn each produced.
+
+    A host that translates its history for every call records each call's result here
+    (`record`) and projects the next call's input tokens from it (`project`): the baseline is
+    the last assistant turn of the history that a recorded call produced (or that carries
+    strands' usage metadata), as strands takes the last assistant message carrying usage
+    metadata. Runs of the agent in flight at once share
+    it without mixing their figures up: each finds its own turns.
+    """
+
+    __slots__ = ("_usage",)
+
+    def __init__(self) -> None:
+        self._usage: OrderedDict[_Turn, Usage] = OrderedDict()
+
+    def record(self, message: Message, usage: Usage) -> None:
+        """Note that a call produced ``message`` and reported ``usage``."""
+        key = _turn(message)
+        self._usage[key] = usage
+        self._usage.move_to_end(key)
+        if len(self._usage) > _CALLS_KEPT:
+            self._usage.popitem(last=False)
+
+    def project(
+        self,
+        messages: Sequence[Message],
+        *,
+        system_prompt: SystemPrompt = None,
+        tool_specs: Sequence[ToolSpec] = (),
+    ) -> int:
+        """`project_input_tokens` for a call sending ``messages``, with the recorded usage."""
+        known = self._usage
+
+        def recorded(message: Message) -> Usage | None:
+            # strands' own metadata first (a strands history carries it), then the record.
+            usage = _metadata_usage(message)
+            if usage is None and known:
+                usage = known.get(_turn(message))
+            return usage
+
+        return _projected(messages, system_prompt, tool_specs, _last_reported(messages, recorded))
+
+
+def _metadata_usage(message: Message) -> Usage | None:
+    metadata: object = cast("Mapping[str, Any]", message).get("metadata")
+    if isinstance(metadata, Mapping):
+        reported: object = cast("Mapping[str, Any]", metadata).get("usage")
+        if isinstance(reported, Mapping) and reported:
+            return cast(Usage, reported)
+    return None
+
+
+def _last_reported(
+    messages: Sequence[Message], usage_of: Callable[[Message], Usage | None]
+) -> tuple[int, Usage] | None:
+    """The last assistant message with a reported usage, and that usage (if it saw a prompt)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") != "assistant":
+            continue
+        usage = usage_of(message)
+        if usage is not None:
+            return (index, usage) if prompt_tokens(usage) > 0 else None
+    return None
+
+
 def _baseline(
     messages: Sequence[Message], last_call: tuple[Message, Usage] | None
 ) -> tuple[int, Usage] | None:
@@ -81,17 +177,7 @@ def _baseline(
         for index in range(len(messages) - 1, -1, -1):
             if messages[index] is produced:
                 return (index, usage) if prompt_tokens(usage) > 0 else None
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.get("role") != "assistant":
-            continue
-        metadata: object = cast("Mapping[str, Any]", message).get("metadata")
-        if isinstance(metadata, Mapping):
-            reported: object = cast("Mapping[str, Any]", metadata).get("usage")
-            if isinstance(reported, Mapping) and reported:
-                usage = cast(Usage, reported)
-                return (index, usage) if prompt_tokens(usage) > 0 else None
-    return None
+    return _last_reported(messages, _metadata_usage)
 
 
 def _text_tokens(text: str) -> int:

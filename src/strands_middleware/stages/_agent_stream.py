@@ -51,10 +51,11 @@ class AgentStreamContext:
       1.62 and the TypeScript SDK do: a handler that short-circuits the pass leaves history
       untouched, and a handler that runs after ``next_fn`` finds the input in history. Editing
       those message dicts in place before ``next_fn`` reaches history, since the terminal appends
-      the same objects. Replacing the list is refused on every host (the terminal raises
-      `ReplacedMessagesError` rather than drop it silently): rewrite the model's input with an
-      InvokeModelStage Input handler instead. A pass a gate pauses before ``next_fn`` keeps its
-      input for the resumed pass on the reference agent (strands-agents 1.62 drops it).
+      the same objects, and ``replace(messages=[...])`` makes the new list the input appended
+      (on the reference agent and on ``strands.Agent``; a host that cannot send a new list to
+      its loop raises `ReplacedMessagesError` rather than drop it silently). A pass a gate
+      pauses before ``next_fn`` keeps its input for the resumed pass on the reference agent
+      (strands-agents 1.62 drops it).
 
     Attributes:
         agent: The host agent running the pass.

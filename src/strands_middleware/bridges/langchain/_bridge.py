@@ -335,7 +335,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         result = await _model_result(point.open(terminal), relays, calls, produced)
         if result is None:
             raise point.missing()
-        return _response_of(result, produced)
+        return _response_of(point.finished(result), produced)
 
     # ---- the tool call -----------------------------------------------------------------------
 

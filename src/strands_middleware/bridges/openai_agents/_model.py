@@ -465,6 +465,7 @@ class MiddlewareModel(Model):
                     result = event
         if result is None:
             raise call.point.missing()
+        call.point.finished(result)
         for own in call.closing(result):
             yield own
 

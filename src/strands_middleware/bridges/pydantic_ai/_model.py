@@ -388,6 +388,7 @@ class _ChainStream(StreamedResponse):
                     result = event
         if result is None:
             raise self._call.point.missing()
+        self._call.point.finished(result)
         final = self._call.response_of(result)
         self._final = final
         self._usage = final.usage

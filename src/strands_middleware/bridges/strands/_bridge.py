@@ -14,10 +14,10 @@ what they change goes back with every field they set. Interrupts are asked throu
 context's own ``interrupt()``, so strands resolves and registers them as its own, for background
 tool calls too.
 
-Divergence by design (strands-agents 1.62): strands appends an AgentStreamStage pass's input
-inside its terminal, not before the chain, so on this host a short-circuiting agent-stream
-handler leaves the input out of history. Replacing ``context.messages`` is refused on both hosts
-(`ReplacedMessagesError`), so a handler written for one behaves the same on the other.
+strands-agents (1.62) appends an AgentStreamStage pass's input inside its terminal, from the
+context that reaches it, as the reference agent does: a short-circuiting agent-stream handler
+leaves the input out of history, and a list a handler puts in place of ``context.messages`` is
+handed to strands' terminal, which appends it.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from ...events import TypedEvent
 from ...host._agent_pass import AgentPassPoint
 from ...host._mixin import AnswerCheck, MiddlewareHostMixin
 from ...host._model_call import ModelStagePoint
+from ...host._token_projection import project_input_tokens
 from ...host._tool_call import ToolStagePoint
 from ...interrupts import MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...stages._agent_stream import AgentStreamContext, AgentStreamStage
@@ -206,6 +207,15 @@ class StrandsBridge(MiddlewareHostMixin):
         messages = converse_items(host_messages, MESSAGE_KEYS)
         tool_specs = converse_items(host_specs, TOOL_SPEC_KEYS)
         system_prompt = converse_system_prompt(host_prompt)
+        # strands computes the same estimate as host.project_input_tokens: read, not redone. It
+        # has none when its model cannot count tokens (a model of this library handed to
+        # strands); the figure is then made here from strands' own history, whose messages
+        # carry the usage metadata the translation to Converse leaves out.
+        projected = getattr(host_context, "projected_input_tokens", None)
+        if projected is None:
+            projected = project_input_tokens(
+                host_messages, system_prompt=system_prompt, tool_specs=tool_specs
+            )
         point = ModelStagePoint(
             self.middleware_registry,
             agent=host_context.agent,
@@ -215,8 +225,7 @@ class StrandsBridge(MiddlewareHostMixin):
             tool_choice=host_context.tool_choice,
             invocation_state=host_context.invocation_state,
             model=host_context.model,
-            # strands computes the same estimate as host.project_input_tokens; read, not redone.
-            projected_input_tokens=getattr(host_context, "projected_input_tokens", None),
+            projected_input_tokens=projected,
         )
         # What the lists held when handed out: a view in them may be changed in place.
         shown_messages = tuple(messages) if messages is not host_messages else ()
@@ -287,21 +296,30 @@ class StrandsBridge(MiddlewareHostMixin):
             messages=messages,
             invocation_state=host_context.invocation_state,
             context_type=_PassContext,
+            # strands' terminal appends the list the context it is given holds.
+            replaceable_input=True,
             _host=host_context,
         )
+        shown = tuple(messages)
         crossing = Crossing(host_context.agent, host_context.invocation_state)
         crossing.begin_pass()
 
         def terminal(ours: AgentStreamContext) -> AsyncGenerator[TypedEvent, None]:
-            if messages is not host_messages:
+            sent: dict[str, Any] = {}
+            if ours.messages is not messages:
+                # A list put in place: strands' terminal appends the one its context holds.
+                sent["messages"] = list(
+                    host_items(ours.messages, messages, shown, host_messages, MESSAGE_KEYS)
+                )
+            elif messages is not host_messages:
                 # The input is appended by strands' terminal: edits made to the views (a
                 # message's content replaced, say) belong in the dicts it appends.
                 for mine, host in zip(messages, host_messages, strict=True):
                     if mine is not host:
                         host.update(mine)
-            replaced = host_context
             if ours.invocation_state is not host_context.invocation_state:
-                replaced = dataclasses.replace(host_context, invocation_state=ours.invocation_state)
+                sent["invocation_state"] = ours.invocation_state
+            replaced = dataclasses.replace(host_context, **sent) if sent else host_context
             return events_in(host_next(replaced), crossing)
 
         return events_out(point.open(terminal), OUTBOUND, crossing, point.missing)

@@ -35,6 +35,7 @@ BUILT_IN_STAGES = 'docs/concepts/stages-and-phases.md "The built-in stages"'
 HUMAN_IN_THE_LOOP = 'docs/concepts/interrupts.md "Interrupts and resume"'
 CATALOG = 'docs/catalog/index.md "The catalog"'
 USER_ERRORS = 'docs/concepts/errors.md "Mistakes, and the state they leave"'
+COMING_FROM_STRANDS = 'docs/coming-from-strands.md "Coming from strands\' middleware"'
 
 # DESIGN.md's decisions.
 PHASE_ORDER = 'DESIGN "Normative semantics" 1'
@@ -48,3 +49,4 @@ HOST_PROMISES = 'DESIGN "Hosts and what each promises"'
 FAIL_CLOSED = 'issue 17 "Fail closed"'
 SAME_EVENTS = 'issue 10 "The same events on every host"'
 CONVERSE_ONLY = 'issue 10 "Handlers see Converse, not the host"'
+STRANDS_DROP_IN = 'issue 37 "Drop-in for middleware written against strands\' own API"'

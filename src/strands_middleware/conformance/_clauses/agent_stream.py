@@ -36,7 +36,7 @@ __all__ = [
     "agent_stream_invocation_state_reaches_the_stages",
     "agent_stream_output_rewrite_keeps_the_usage",
     "agent_stream_output_rewrite_reaches_the_result",
-    "agent_stream_replaced_messages_are_refused",
+    "agent_stream_replaced_messages_are_the_input",
     "agent_stream_short_circuit_skips_the_pass",
     "agent_stream_trailing_events_keep_the_result",
     "agent_stream_wrap_handlers_see_the_reference_events",
@@ -115,23 +115,64 @@ async def agent_stream_trailing_events_keep_the_result(trial: Trial) -> None:
     )
 
 
-@_agent_stream(cite.AGENT_STREAM_TRANSFORMS, cite.AGENT_STREAM_RULE)
-async def agent_stream_replaced_messages_are_refused(trial: Trial) -> None:
-    """Replacing an agent-stream context's messages (which cannot take effect) is refused with
-    ReplacedMessagesError before the model is asked, never silently dropped."""
+def _replace_input(context: AgentStreamContext) -> AgentStreamContext:
+    return context.replace(messages=[{"role": "user", "content": [{"text": "Other."}]}])
 
-    def replace_input(context: AgentStreamContext) -> AgentStreamContext:
-        return context.replace(messages=[{"role": "user", "content": [{"text": "Other."}]}])
 
-    built = trial.build([text_turn("Hello.")], middleware=[AgentStreamStage.input(replace_input)])
+async def refuses_replaced_pass_input(trial: Trial) -> str:
+    """What a host with the agent-stream stage but no way to hand its loop a new input list must
+    do: refuse the replaced list with ReplacedMessagesError before the model is asked."""
+    if not trial.declares(Capability.AGENT_STREAM):
+        return await refuses_agent_stream_handlers(trial)
+    built = trial.build([text_turn("Hello.")], middleware=[AgentStreamStage.input(_replace_input)])
     ended = await outcome(built.agent.run("Hi"))
-    expect(isinstance(ended, BaseException), f"the run ended normally: {ended!r}")
-    assert isinstance(ended, BaseException)
+    if not isinstance(ended, BaseException):
+        sent = built.script.requests[0].messages if built.script.requests else None
+        raise ClauseFailed(
+            "the host does not declare replacing an agent pass's input, yet a replaced "
+            f"context.messages raised nothing (the model was sent {sent!r}): declare the "
+            "capability, or refuse the list with ReplacedMessagesError"
+        )
     expect(
         any(isinstance(link, ReplacedMessagesError) for link in exception_chain(ended)),
         f"the run raised {ended!r}, not ReplacedMessagesError",
     )
     expect(not built.script.requests, "the model was asked")
+    return "not declared: a replaced input list is refused with ReplacedMessagesError"
+
+
+@clause(
+    cite.AGENT_STREAM_TRANSFORMS,
+    cite.AGENT_STREAM_RULE,
+    cite.STRANDS_DROP_IN,
+    needs=Capability.REPLACE_PASS_INPUT,
+    otherwise=refuses_replaced_pass_input,
+)
+async def agent_stream_replaced_messages_are_the_input(trial: Trial) -> str | None:
+    """A list an agent-stream Input handler puts in place of the pass's messages is the pass's
+    input: the model receives it and history keeps it, not the prompt it replaced."""
+    if not trial.declares(Capability.AGENT_STREAM):
+        # Without the stage the capability means nothing: its handlers must be refused.
+        return await refuses_agent_stream_handlers(trial)
+    built = trial.build([text_turn("Hello.")], middleware=[AgentStreamStage.input(_replace_input)])
+    report = await built.agent.run("Hi")
+    expect(report.text == "Hello.", f"the run ended with {report.text!r}")
+    expect(len(built.script.requests) == 1, f"the model was asked {len(built.script.requests)}x")
+    sent = [
+        block.get("text")
+        for message in built.script.requests[0].messages
+        if message["role"] == "user"
+        for block in message["content"]
+    ]
+    expect(sent == ["Other."], f"the model was sent the user text {sent!r}, not ['Other.']")
+    kept = [
+        block.get("text")
+        for message in built.agent.messages
+        if message["role"] == "user"
+        for block in message["content"]
+    ]
+    expect(kept == ["Other."], f"history keeps the user text {kept!r}, not ['Other.']")
+    return None
 
 
 @_agent_stream(cite.AGENT_STREAM_TRANSFORMS, cite.AGENT_STREAM_FIELDS)

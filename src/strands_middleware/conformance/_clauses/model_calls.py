@@ -17,6 +17,7 @@ from ...content import (
 from ...engine._handlers import MiddlewareNext
 from ...engine._result import MiddlewareResult
 from ...events import ModelStopReason, TypedEvent
+from ...host._token_projection import project_input_tokens
 from ...models import Model
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ...testing import ScriptedModel, text_turn, tool_turn
@@ -40,6 +41,7 @@ __all__ = [
     "output_rewrite_reaches_the_history",
     "per_call_model_switch_leaves_the_agent_model",
     "per_call_switch_to_a_model_of_this_library",
+    "projected_input_tokens_follow_strands",
     "system_prompt_blocks_reach_the_model",
     "wrap_short_circuit_skips_the_model",
 ]
@@ -466,3 +468,53 @@ async def per_call_switch_to_a_model_of_this_library(trial: Trial) -> None:
     report = await built.agent.run("Hi")
     expect(report.text == "From the backup.", f"the switched call gave {report.text!r}")
     expect(len(backup.requests) == 1, f"the backup was asked {len(backup.requests)}x")
+
+
+@clause(cite.BUILT_IN_STAGES, cite.COMING_FROM_STRANDS, cite.STRANDS_DROP_IN, model_stage=True)
+async def projected_input_tokens_follow_strands(trial: Trial) -> None:
+    """Every model call's context holds projected_input_tokens as strands-agents computes it: the
+    whole request estimated on the agent's first call, then the previous call's reported usage
+    plus an estimate of the messages added after the turn it produced."""
+    seen: list[InvokeModelContext] = []
+    results: list[ModelStopReason] = []
+
+    def look(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(context)
+        return context
+
+    async def note(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            if isinstance(event, ModelStopReason):
+                results.append(event)
+            yield event
+
+    built = trial.build(
+        [tool_turn("add", {"a": 1, "b": 2}, "t1"), text_turn("Three.")],
+        tools=[trial.tools.add],
+        middleware=[InvokeModelStage.input(look), InvokeModelStage.wrap(note)],
+        system_prompt="Be brief.",
+        usage={"inputTokens": 40, "outputTokens": 7, "totalTokens": 47},
+    )
+    await built.agent.run("Add 1 and 2.")
+    expect(len(seen) == 2 and len(results) == 2, f"{len(seen)} model calls, not 2")
+    first, second = seen
+    whole = project_input_tokens(
+        first.messages, system_prompt=first.system_prompt, tool_specs=first.tool_specs
+    )
+    expect(
+        first.projected_input_tokens == whole,
+        f"the first call projected {first.projected_input_tokens} input tokens, not the whole "
+        f"request's estimate {whole}",
+    )
+    turn = next((m for m in reversed(second.messages) if m["role"] == "assistant"), None)
+    expect(turn is not None, "the second call's messages hold no assistant turn")
+    assert turn is not None
+    reported = results[0].usage
+    expected = project_input_tokens(second.messages, last_call=(turn, reported))
+    expect(
+        second.projected_input_tokens == expected,
+        f"the second call projected {second.projected_input_tokens} input tokens, not the first "
+        f"call's usage {dict(reported)} plus the messages after its turn ({expected})",
+    )
