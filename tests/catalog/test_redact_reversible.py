@@ -16,11 +16,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from strands_middleware.agent import Agent
 from strands_middleware.catalog import Redact, Tracing
+from strands_middleware.conformance import Capability
 from strands_middleware.events import ModelStreamEvent, TextDeltaEvent
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import tool
 from tests.catalog.conversation import texts
-from tests.conformance.drive import CATALOG_HOSTS, drive
+from tests.conformance.drive import CATALOG_HOSTS, HOSTS, drive
 
 ran: list[dict[str, Any]] = []
 
@@ -111,7 +112,7 @@ def test_a_pseudonym_split_across_streamed_deltas_is_restored_whole() -> None:
             if isinstance(event, TextDeltaEvent):
                 deltas.append(event.text)
             elif isinstance(event, ModelStreamEvent) and "contentBlockDelta" in event.chunk:
-                chunks.append(event.chunk["contentBlockDelta"]["delta"]["text"])  # type: ignore[typeddict-item]
+                chunks.append(event.chunk["contentBlockDelta"]["delta"]["text"])
         return deltas, chunks
 
     deltas, chunks = asyncio.run(collect())
@@ -192,3 +193,13 @@ def test_reversible_configuration_mistakes_are_refused_when_built(
 ) -> None:
     with pytest.raises(error, match=message):
         Redact(**options)
+
+
+def test_a_host_without_run_state_refuses_it_when_registered_naming_why() -> None:
+    for name, harness in HOSTS.items():
+        if Capability.RUN_STATE in harness.capabilities:
+            drive(name, [text_turn("ok")], [], [Redact(reversible=True)])
+            continue
+        with pytest.raises(ValueError, match=r"^Redact\(reversible=True\) cannot run on \w+: "):
+            drive(name, [text_turn("ok")], [], [Redact(reversible=True)])
+        drive(name, [text_turn("ok")], [], [Redact()])  # masking alone works there

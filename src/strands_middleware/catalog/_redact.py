@@ -91,7 +91,7 @@ patterns keep their checks wherever they are used.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeGuard, TypeVar, cast
@@ -100,6 +100,7 @@ from ..engine._handlers import MiddlewareNext
 from ..engine._result import MiddlewareResult
 from ..engine._stage import Middleware
 from ..events import ModelStopReason, ToolResultEvent, TypedEvent
+from ..host._mixin import RUN_STATE, MiddlewareHostMixin
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._base import CatalogMiddleware, check_flag, check_whole_number, kind_of
@@ -358,6 +359,16 @@ class Redact(CatalogMiddleware):
         self._runs: ScopedState[Pseudonyms] = ScopedState(
             owner, "invocation", lambda: Pseudonyms(self._pseudonymized)
         )
+
+    def check_registration(self, host: MiddlewareHostMixin, earlier: Sequence[object]) -> None:
+        """Refuse a reversible Redact on a host that keeps no state for a run (`RUN_STATE`)."""
+        why = host.lacks.get(RUN_STATE)
+        if self.reversible and why is not None:
+            raise ValueError(
+                f"Redact(reversible=True) cannot run on {type(host).__name__}: {why}. Its "
+                "pseudonyms are kept for a run, so the model's <EMAIL_1> could not be given back "
+                "to the tool or the user. Use Redact() there, which masks without restoring."
+            )
 
     def _rule(self, name: str, pattern: re.Pattern[str]) -> _Rule:
         check = _CHECKS.get(pattern)

@@ -202,7 +202,12 @@ class LangChainHarness:
 
     name = "langchain"
     capabilities = frozenset(
-        {Capability.EVENT_STREAMING, Capability.HOOKS, Capability.RESUME_IN_ANOTHER_PROCESS}
+        {
+            Capability.EVENT_STREAMING,
+            Capability.HOOKS,
+            Capability.RESUME_IN_ANOTHER_PROCESS,
+            Capability.RUN_STATE,
+        }
     )
     known_failures: Mapping[str, str] = {
         # With a plain BaseChatModel (what a user brings), the bridge's own path differs from
