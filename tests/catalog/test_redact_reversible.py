@@ -203,3 +203,21 @@ def test_a_host_without_run_state_refuses_it_when_registered_naming_why() -> Non
         with pytest.raises(ValueError, match=r"^Redact\(reversible=True\) cannot run on \w+: "):
             drive(name, [text_turn("ok")], [], [Redact(reversible=True)])
         drive(name, [text_turn("ok")], [], [Redact()])  # masking alone works there
+
+
+def test_text_that_cannot_hold_a_pseudonym_streams_at_once_and_unchanged() -> None:
+    agent = Agent(
+        model=PiecesModel("Hello ", "there, ", "<EMAIL_1>", " and bye"),
+        middleware=[Redact(reversible=True)],
+    )
+
+    async def deltas() -> list[str]:
+        return [
+            event.text
+            async for event in agent.stream_async("I am jane@example.com")
+            if isinstance(event, TextDeltaEvent)
+        ]
+
+    # Once a "<" is held, the rest waits until the pseudonym can be told whole (the block's end
+    # here, as the text stays short).
+    assert asyncio.run(deltas()) == ["Hello ", "there, ", "jane@example.com and bye"]

@@ -63,6 +63,11 @@ def reversible_middleware(
             window=window,
         )
         async for event in next_fn(context):
+            if stream.unchanged(event, "<"):
+                # Nearly every delta: no pseudonym can begin in it and none is waiting to end,
+                # so it goes out at once, unchanged, without the stream's bookkeeping.
+                yield event
+                continue
             # The result is restored by the Output handler, outside every Wrap handler: one
             # registered before this one (Tracing) records the reply as the model wrote it.
             if isinstance(event, ModelStopReason):
