@@ -421,8 +421,17 @@ class Guardrail(CatalogMiddleware):
                 async for event in next_fn(context):
                     yield event
                 return
-            # In monitor mode a reply is never replaced, so there is nothing to hold back for.
-            buffer = self.buffer_output and self.mode == "enforce"
+            if self.mode == "monitor":
+                # The reply is never replaced, so nothing is held back or told apart on the
+                # way: the result is the stream's last event, checked once it has gone out.
+                last: TypedEvent | None = None
+                async for event in next_fn(context):
+                    last = event
+                    yield event
+                if isinstance(last, ModelStopReason):
+                    await self._checked_reply(last, context.agent)
+                return
+            buffer = self.buffer_output
             held: list[TypedEvent] = []
             stop: ModelStopReason | None = None
             async for event in next_fn(context):
