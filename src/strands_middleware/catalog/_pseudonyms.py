@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from ._content_rewrite import ContentRewriter
 
-__all__ = ["PSEUDONYM", "Pseudonyms", "pseudonym_label"]
+__all__ = ["PSEUDONYM", "Pseudonyms", "pseudonym_label", "pseudonym_of"]
 
 PSEUDONYM = re.compile(r"<[A-Z][A-Z0-9_]*_[1-9][0-9]*>")
 """What every pseudonym looks like: ``<`` a label, ``_`` a number from 1, ``>``."""
@@ -78,3 +78,17 @@ class Pseudonyms:
         """What a pseudonym found in the model's text becomes: its value, if this run made it."""
         found = match.group(0)
         return self.values.get(found, found)
+
+
+def pseudonym_of(
+    name: str, check: Callable[[str], bool] | None, pseudonym: Callable[[str, str], str]
+) -> Callable[[re.Match[str]], str]:
+    """What a match of the pattern ``name`` becomes in a reversible run."""
+
+    def substitute(match: re.Match[str]) -> str:
+        found = match.group(0)
+        if check is not None and not check(found):
+            return found
+        return pseudonym(name, found)
+
+    return substitute

@@ -105,7 +105,7 @@ from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._base import CatalogMiddleware, check_flag, check_whole_number, kind_of
 from ._content_rewrite import ContentRewriter
-from ._pseudonyms import Pseudonyms
+from ._pseudonyms import Pseudonyms, pseudonym_of
 from ._redacted_stream import RedactedStream, Substitution
 from ._reversible import reversible_middleware
 from ._scoped import ScopedState
@@ -416,15 +416,22 @@ class Redact(CatalogMiddleware):
             # unchanged value stays the same object all the way up.
             if masked is not text and masked != text:
                 text = masked
-        if text is original and len(text) <= _CLEAN_CHARACTERS:
-            if len(clean) >= _CLEAN_TEXTS or self._clean_characters + len(text) > _CLEAN_CHARACTERS:
-                # Forget them all rather than track an order: clearing is safe from any thread,
-                # and a text still in use is scanned once more and remembered again.
-                clean.clear()
-                self._clean_characters = 0
-            clean[text] = None
-            self._clean_characters += len(text)
+        if text is original:
+            self._remember_clean(text)
         return text
+
+    def _remember_clean(self, text: str) -> None:
+        """Note ``text`` as holding nothing to mask, within the bounds (see `redact_text`)."""
+        if len(text) > _CLEAN_CHARACTERS:
+            return
+        clean = self._clean
+        if len(clean) >= _CLEAN_TEXTS or self._clean_characters + len(text) > _CLEAN_CHARACTERS:
+            # Forget them all rather than track an order: clearing is safe from any thread,
+            # and a text still in use is scanned once more and remembered again.
+            clean.clear()
+            self._clean_characters = 0
+        clean[text] = None
+        self._clean_characters += len(text)
 
     def redact(self, value: _T) -> _T:
         """``value`` with every string in it masked, through dicts, lists and tuples.
@@ -445,9 +452,14 @@ class Redact(CatalogMiddleware):
             if rule.guard is not None and not rule.guard(masked):
                 continue
             masked = rule.pattern.sub(
-                _pseudonym_of(rule.name, _CHECKS.get(rule.pattern), pseudonym), masked
+                pseudonym_of(rule.name, _CHECKS.get(rule.pattern), pseudonym), masked
             )
-        return text if masked == text else masked
+        if masked == text:
+            # The same set as redact_text's: with reversible=True the replacement is the
+            # default, so a text is clean for one exactly when it is clean for the other.
+            self._remember_clean(text)
+            return text
+        return masked
 
     # ---- handlers --------------------------------------------------------------------------
 
@@ -534,20 +546,6 @@ class Redact(CatalogMiddleware):
             mask_tool_output.__qualname__ = "Redact[executeTool.Output]"
             items.append(ExecuteToolStage.output(mask_tool_output))
         return items
-
-
-def _pseudonym_of(
-    name: str, check: Callable[[str], bool] | None, pseudonym: Callable[[str, str], str]
-) -> Callable[[re.Match[str]], str]:
-    """What a match of the pattern ``name`` becomes in a reversible run."""
-
-    def substitute(match: re.Match[str]) -> str:
-        found = match.group(0)
-        if check is not None and not check(found):
-            return found
-        return pseudonym(name, found)
-
-    return substitute
 
 
 def _compile(owner: str, patterns: object) -> dict[str, re.Pattern[str]]:
