@@ -54,7 +54,20 @@ from strands_middleware.agent import Agent
 from strands_middleware.bridges.langchain import LangChainBridge, LibraryChatModel
 from strands_middleware.bridges.langchain._converse import converse_messages
 from strands_middleware.bridges.strands import StrandsBridge
-from strands_middleware.catalog import Cache, RateLimit, Redact, Retry, Timeout, Tracing
+from strands_middleware.catalog import (
+    Cache,
+    CircuitBreaker,
+    Guardrail,
+    ModelFacts,
+    RateLimit,
+    Redact,
+    Retry,
+    Timeout,
+    ToolResultTrim,
+    Tracing,
+    UsageBudget,
+    Verdict,
+)
 from strands_middleware.content import Messages, StreamEvent
 from strands_middleware.tools import tool
 
@@ -116,6 +129,10 @@ class ReferenceModel:
 
     def __init__(self, turns: _Turns) -> None:
         self._turns = turns
+
+    def get_config(self) -> Any:
+        # A model id, as NativeModel reports: what UsageBudget(max_cost=...) prices a call by.
+        return {"model_id": "bench"}
 
     async def stream(
         self,
@@ -364,12 +381,55 @@ def _rows(deltas: int) -> list[Row]:
             Contestant("reference+redact", reference(turns, lambda: [Redact()])),
             bare_reference,
         ),
+        *_pass_through_rows(turns, bare_reference),
         Row(
             "strands.Agent / reference agent, no middleware",
             bare_native,
             bare_reference,
             "about 3x",
         ),
+    ]
+
+
+def _allow(subject: Any) -> Verdict:
+    return Verdict.allow()
+
+
+def _pass_through_rows(turns: _Turns, baseline: Contestant) -> list[Row]:
+    """Catalog items on the hot path, each configured so that it lets every call through as it
+    is: what a run pays for having it registered when it has nothing to do."""
+    priced = {"bench": ModelFacts(200_000, 3.0, 15.0)}
+    items: list[tuple[str, str, Callable[[], Sequence[Any]]]] = [
+        ("CircuitBreaker (closed)", "circuit", lambda: [CircuitBreaker()]),
+        (
+            "UsageBudget max_cost (under budget)",
+            "budget-cost",
+            lambda: [UsageBudget(max_cost=1_000.0, prices=priced)],
+        ),
+        (
+            "ToolResultTrim (under threshold)",
+            "trim-threshold",
+            lambda: [ToolResultTrim(threshold=10_000)],
+        ),
+        (
+            "Guardrail monitor (allows)",
+            "guardrail-monitor",
+            lambda: [Guardrail(_allow, mode="monitor")],
+        ),
+        (
+            "Redact reversible (nothing to mask)",
+            "redact-reversible",
+            lambda: [Redact(reversible=True)],
+        ),
+    ]
+    return [
+        Row(
+            f"{label} / no middleware",
+            Contestant(f"reference+{name}", reference(turns, make)),
+            baseline,
+            "<= 1.10x",
+        )
+        for label, name, make in items
     ]
 
 
@@ -541,6 +601,12 @@ def parser(description: str, calls: int) -> argparse.ArgumentParser:
         help="count machine instructions under valgrind's callgrind instead of timing "
         "(--calls invocations counted per contestant; --rounds is not used)",
     )
+    options.add_argument(
+        "--rows",
+        action="append",
+        metavar="TEXT",
+        help="run only the rows whose label holds TEXT (repeatable; all rows when omitted)",
+    )
     options.add_argument("--counted-worker", help=argparse.SUPPRESS)
     return options
 
@@ -558,6 +624,8 @@ async def main(argv: list[str]) -> None:
         by_name = {c.name: c for row in rows for c in (row.baseline, row.contestant)}
         await _counted_worker(by_name[args.counted_worker], args.calls)
         return
+    if args.rows:
+        rows = [row for row in rows if any(text in row.label for text in args.rows)]
     if args.instructions and shutil.which("valgrind") is None:
         raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
     for row in rows:

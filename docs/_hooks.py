@@ -255,6 +255,21 @@ def _stage_needs() -> dict[Any, Any]:
     return {AgentStreamStage: Capability.AGENT_STREAM}
 
 
+def option_needs() -> dict[str, tuple[str, Any]]:
+    """Item options that need a host capability beyond their stages: the option as written, to
+    the item and the capability (the item refuses to be registered on a host without it)."""
+    from strands_middleware.conformance import Capability
+
+    return {"Redact(reversible=True)": ("Redact", Capability.RUN_STATE)}
+
+
+def option_support(capability: Any, host: HostFacts) -> str:
+    """A cell of an option's row: whether the host has the capability the option needs."""
+    if not host.installed:
+        return "not installed"
+    return "yes" if capability in host.capabilities else f"no ({capability.value})"
+
+
 def conformance_reports(hosts: list[HostFacts]) -> list[Any]:
     """The conformance kit run on every installed host, with the host's known failures."""
     from strands_middleware.conformance import load_harness, run_conformance
@@ -352,7 +367,8 @@ def matrix_page(hosts: list[HostFacts], items: dict[str, set[Any]], clauses: str
         "",
         "## Catalog items",
         "",
-        "An item runs on a host when the host carries every stage it registers handlers on.",
+        "An item runs on a host when the host carries every stage it registers handlers on; an",
+        "option that needs a capability as well has a row of its own.",
         "",
         header,
         rule,
@@ -360,6 +376,10 @@ def matrix_page(hosts: list[HostFacts], items: dict[str, set[Any]], clauses: str
     for item, stages in items.items():
         cells = [item_support(stages, h) for h in hosts]
         lines.append(f"| [`{item}`]({CATALOG_DIR}/{_kebab(item)}.md) | " + " | ".join(cells) + " |")
+    for option, (item, capability) in option_needs().items():
+        cells = [option_support(capability, h) for h in hosts]
+        page = f"{CATALOG_DIR}/{_kebab(item)}.md"
+        lines.append(f"| [`{option}`]({page}) | " + " | ".join(cells) + " |")
     lines += [
         "",
         "## Known failures",
@@ -394,7 +414,13 @@ def supported_hosts_table(item: str, hosts: list[HostFacts], items: dict[str, se
     header = "| host | " + " | ".join(h.name for h in hosts) + " |"
     rule = "| --- |" + " :---: |" * len(hosts)
     cells = " | ".join(item_support(items[item], h) for h in hosts)
-    return f"{header}\n{rule}\n| `{item}` | {cells} |\n"
+    rows = [f"| `{item}` | {cells} |"]
+    for option, (of, capability) in option_needs().items():
+        if of == item:
+            rows.append(
+                f"| `{option}` | " + " | ".join(option_support(capability, h) for h in hosts) + " |"
+            )
+    return f"{header}\n{rule}\n" + "\n".join(rows) + "\n"
 
 
 def _kebab(name: str) -> str:

@@ -84,6 +84,20 @@ def test_an_item_on_a_stage_a_host_lacks_is_marked_unsupported(hooks: ModuleType
     assert hooks.item_support({InvokeModelStage}, absent) == "not installed"
 
 
+def test_an_option_needing_run_state_has_a_row_saying_which_hosts_lack_it(
+    hooks: ModuleType,
+) -> None:
+    facts = {host.name: host for host in hooks.host_facts()}
+    table: str = hooks.supported_hosts_table("Redact", list(facts.values()), hooks.catalog_items())
+    row = next(line for line in table.splitlines() if "reversible" in line)
+    cells = dict(zip(facts, [cell.strip() for cell in row.split("|")[2:-1]], strict=True))
+    assert cells["reference"] == "yes"
+    if facts["openai_agents"].installed:
+        assert cells["openai_agents"] == "no (run state)"
+    page: str = hooks.matrix_page(list(facts.values()), hooks.catalog_items())
+    assert "| [`Redact(reversible=True)`](catalog/redact.md) |" in page
+
+
 def test_the_matrix_reads_each_harness_capabilities_and_known_failures(
     hooks: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -92,3 +92,11 @@ def test_a_deciding_item_may_move_into_the_activity(tmp_path: Path) -> None:
 def test_an_item_is_placed_once() -> None:
     with pytest.raises(PlacementError, match="placed already"):
         in_activity(in_workflow(InvokeModelStage.wrap(passing)))  # type: ignore[arg-type]
+
+
+def test_a_reversible_redact_is_refused_in_a_durable_run(tmp_path: Path) -> None:
+    for place in (in_workflow, in_activity):
+        with pytest.raises(PlacementError, match=r"^Redact cannot run in a durable run: its pseu"):
+            place(Redact(reversible=True))
+    with pytest.raises(PlacementError, match="Use Redact\\(\\) there"):
+        build_agent("reversible", tmp_path, [Redact(reversible=True)])

@@ -52,6 +52,19 @@ with its error: nothing passes unchecked.
 cannot read) is described by its flow and size, never quoted: a classifier often repeats the
 content it judged, and that content is what a block withholds.
 
+**Monitor mode** (``mode="monitor"``), to roll a policy out safely: every flow is checked as in
+``"enforce"`` mode, but nothing is masked or blocked, nothing is remembered, and model output
+streams as it arrives. Each verdict that would have masked or blocked is reported instead, as a
+WARNING record on the ``strands_middleware.guardrail`` logger. The record says which flow, what
+the verdict would have done and the size of the text, never the text nor the verdict's message
+(a classifier's reason often quotes what it read); it carries them as attributes too
+(``guardrail_flow``, ``guardrail_action``, ``guardrail_characters``) for a handler to count.
+
+**on_violation** is called, in either mode, with the `GuardrailSubject` and the `Verdict` of each
+check that did not allow (sync or async; what it returns is ignored). It is your own code, so it
+is handed the content itself: what it keeps or logs is up to it. If it raises, the call fails
+with its error, as when the check raises.
+
 **Verdicts are checked when built**: ``Verdict.block(5)`` is a `TypeError` (a message is a
 string the user or the model reads), and only a block carries a message.
 """
@@ -63,7 +76,6 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
 from ..content import ContentBlock, Message, Messages, Usage
@@ -79,6 +91,7 @@ from ._base import CatalogMiddleware, check_flag, check_function, kind_of
 from ._digest import message_digest
 from ._redact import Redact
 from ._transcript import message_text, result_text, tool_call_text
+from ._verdict import Flow, GuardrailCheck, GuardrailSubject, OnViolation, Verdict
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -89,81 +102,9 @@ __all__ = [
     "Verdict",
 ]
 
-_logger = logging.getLogger("strands_middleware")
+_logger = logging.getLogger("strands_middleware.guardrail")
 
-Flow: TypeAlias = Literal["model_input", "model_output", "tool_input", "tool_output"]
-"""What a `Guardrail` checks: what the model is sent or replies, what a tool gets or returns."""
-
-Action: TypeAlias = Literal["allow", "mask", "block"]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What a guardrail check decided: allow, mask or block (with a message for a block).
-
-    Build one with `Verdict.allow`, `Verdict.mask` or `Verdict.block`.
-
-    Attributes:
-        action: ``"allow"``, ``"mask"`` or ``"block"``.
-        message: For a block, what the user (model flows) or the model (tool flows) reads.
-    """
-
-    action: Action
-    message: str = ""
-
-    def __post_init__(self) -> None:
-        # Checked here, not only by the annotations: a check written without a type checker may
-        # hand over a number or None, which would otherwise reach the user as a reply.
-        if self.action not in ("allow", "mask", "block"):
-            raise ValueError(
-                f"Verdict(action=...) is 'allow', 'mask' or 'block', got {self.action!r}; build "
-                "one with Verdict.allow(), Verdict.mask() or Verdict.block('why')"
-            )
-        if not isinstance(cast(object, self.message), str):
-            raise TypeError(
-                f"Verdict message must be a str (what the user or the model reads), got "
-                f"{self.message!r}; write Verdict.block('why')"
-            )
-        if self.message and self.action != "block":
-            raise ValueError(f"only a block carries a message, got {self.action!r} with one")
-
-    @classmethod
-    def allow(cls) -> Verdict:
-        """Let the content pass unchanged."""
-        return cls("allow")
-
-    @classmethod
-    def mask(cls) -> Verdict:
-        """Let the content pass with secrets and personal data masked, as `Redact` does."""
-        return cls("mask")
-
-    @classmethod
-    def block(cls, message: str = "") -> Verdict:
-        """Stop the content; ``message`` says why (a default sentence is used when empty)."""
-        return cls("block", message)
-
-
-@dataclass(frozen=True)
-class GuardrailSubject:
-    """What a guardrail check is handed.
-
-    Attributes:
-        flow: Which flow is checked.
-        text: The text under check (see the flows in the module docstring).
-        value: The value itself: the messages of the model call (``model_input``), the model's
-            reply `Message` (``model_output``), the `ToolUse` (``tool_input``) or the
-            `ToolResult` (``tool_output``).
-        agent: The agent making the call.
-    """
-
-    flow: Flow
-    text: str
-    value: Any
-    agent: Any
-
-
-GuardrailCheck: TypeAlias = Callable[[GuardrailSubject], "Verdict | Awaitable[Verdict]"]
-"""A check: a function (sync or async) of a `GuardrailSubject` returning a `Verdict`."""
+Mode: TypeAlias = Literal["enforce", "monitor"]
 
 DEFAULT_POLICY = (
     "Block content that asks for or gives help with violence, weapons, self-harm, malware or "
@@ -213,6 +154,7 @@ class Guardrail(CatalogMiddleware):
 
         agent.use(Guardrail(no_secrets_out, tool_input=False))
         agent.use(Guardrail(classifier=small_model, policy="Block anything about competitors."))
+        agent.use(Guardrail(no_secrets_out, mode="monitor"))  # report, block nothing
         ```
 
     Args:
@@ -226,6 +168,10 @@ class Guardrail(CatalogMiddleware):
         buffer_output: Hold a model call's events back until its reply is checked.
         patterns: What a mask verdict masks, as in `Redact` (its defaults when omitted).
         replacement: What a masked match becomes, as in `Redact`.
+        mode: ``"enforce"`` (the default) applies verdicts; ``"monitor"`` applies none and
+            reports each mask or block it would have applied (see the module docstring).
+        on_violation: Called with the subject and the verdict of each check that did not allow,
+            in either mode (a function, sync or async).
     """
 
     def __init__(
@@ -241,6 +187,8 @@ class Guardrail(CatalogMiddleware):
         buffer_output: bool = True,
         patterns: Mapping[str, re.Pattern[str] | str] | None = None,
         replacement: str | Callable[[str, str], str] = "[REDACTED:{name}]",
+        mode: Mode = "enforce",
+        on_violation: OnViolation | None = None,
     ) -> None:
         if (check is None) == (classifier is None):
             raise ValueError(
@@ -267,6 +215,18 @@ class Guardrail(CatalogMiddleware):
         check_flag("Guardrail", "buffer_output", buffer_output)
         if not any(flows.values()):
             raise ValueError("Guardrail has every flow switched off: nothing would be checked")
+        if mode not in ("enforce", "monitor"):
+            raise ValueError(
+                f"Guardrail(mode=...) is 'enforce' (apply verdicts) or 'monitor' (report them, "
+                f"block nothing), got {mode!r}"
+            )
+        if on_violation is not None:
+            check_function(
+                "Guardrail",
+                "on_violation",
+                on_violation,
+                takes="a function of a GuardrailSubject and a Verdict",
+            )
         self.check = check
         self.classifier = classifier
         self.policy = policy
@@ -275,6 +235,8 @@ class Guardrail(CatalogMiddleware):
         self.tool_input = tool_input
         self.tool_output = tool_output
         self.buffer_output = buffer_output
+        self.mode: Mode = mode
+        self.on_violation = on_violation
         # Masking is Redact's own: its handlers are taken as they are, so a mask verdict masks
         # exactly what Redact would (and Redact checks the patterns and the replacement).
         # tool_input=True: Redact leaves tool arguments alone by default, but a mask verdict on
@@ -340,7 +302,30 @@ class Guardrail(CatalogMiddleware):
     async def _decide(self, flow: Flow, text: str, value: Any, agent: Any) -> Verdict:
         if not text.strip():
             return Verdict.allow()
-        return await self.verdict(GuardrailSubject(flow, text, value, agent))
+        subject = GuardrailSubject(flow, text, value, agent)
+        verdict = await self.verdict(subject)
+        if verdict.action == "allow":
+            return verdict
+        if self.on_violation is not None:
+            reported = self.on_violation(subject, verdict)
+            if inspect.isawaitable(reported):
+                await reported
+        if self.mode == "enforce":
+            return verdict
+        # Flow, action and size only: the text is what a block would have withheld, and a
+        # verdict's message (a classifier's reason) often quotes it.
+        _logger.warning(
+            "Guardrail (monitor): would have %s %s (%d characters); nothing was changed",
+            "blocked" if verdict.action == "block" else "masked",
+            flow,
+            len(text),
+            extra={
+                "guardrail_flow": flow,
+                "guardrail_action": verdict.action,
+                "guardrail_characters": len(text),
+            },
+        )
+        return Verdict.allow()
 
     # ---- model calls -----------------------------------------------------------------------
 
@@ -436,12 +421,23 @@ class Guardrail(CatalogMiddleware):
                 async for event in next_fn(context):
                     yield event
                 return
+            if self.mode == "monitor":
+                # The reply is never replaced, so nothing is held back or told apart on the
+                # way: the result is the stream's last event, checked once it has gone out.
+                last: TypedEvent | None = None
+                async for event in next_fn(context):
+                    last = event
+                    yield event
+                if isinstance(last, ModelStopReason):
+                    await self._checked_reply(last, context.agent)
+                return
+            buffer = self.buffer_output
             held: list[TypedEvent] = []
             stop: ModelStopReason | None = None
             async for event in next_fn(context):
                 if isinstance(event, ModelStopReason):
                     stop = event
-                elif self.buffer_output:
+                elif buffer:
                     held.append(event)
                 else:
                     yield event
@@ -450,7 +446,7 @@ class Guardrail(CatalogMiddleware):
                     yield event
                 return
             checked = await self._checked_reply(stop, context.agent)
-            if checked is stop or not self.buffer_output:
+            if checked is stop or not buffer:
                 for event in held:
                     yield event
             else:

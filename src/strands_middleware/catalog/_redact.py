@@ -41,6 +41,28 @@ text for each one). Only text is streamed this way; tool-call input fragments
 registered before `Redact` see the masked stream, handlers after it the model's own; the result
 is masked for all of them.
 
+**Reversible masking** (``reversible=True``). The model is sent pseudonyms instead of the
+matches: ``<EMAIL_1>``, ``<PHONE_NUMBER_2>`` (the pattern's name upper-cased, and a number). A
+value gets the same pseudonym on every model and tool call of one run (an invocation of the
+agent, told apart by its ``invocation_state`` dict), so the model can refer to it; the next run
+hands them out afresh. The values come back where they leave the model's side:
+
+* a tool gets its arguments with every pseudonym of the run replaced by its value (with
+  ``tool_input=True`` it gets them masked instead), and its result is masked with the run's
+  pseudonyms (``tool_output``) before anything registered earlier sees it;
+* the model's reply has its pseudonyms replaced by their values (``model_output``), in the
+  streamed text deltas (a pseudonym split across deltas is held back until it is whole: text goes
+  out in runs of a few dozen characters) and in the message that enters the history and reaches
+  the user. The history therefore keeps real values, which the next call masks again.
+
+Only pseudonyms the run handed out are restored; one the model makes up stays as written. The
+run's values live in memory only, for as long as the agent's latest run. What is restored is
+restored by handlers that run inside anything registered *before* `Redact`: register `Tracing`
+before it and its spans record the pseudonyms the model saw, never the values (`Tracing` after
+it sees what the tool gets; ``Tracing(redact=...)`` masks what it records in any order).
+``redact()`` called directly belongs to no run, so it masks with ``[REDACTED:{name}]``, and
+``replacement=`` does not combine with ``reversible=True``.
+
 Matching. Each pattern is applied in turn, in the order of the mapping, and each match is
 replaced by ``replacement``: a template whose ``{name}`` is the pattern's name, or a function
 ``(name, matched_text) -> str``. Strings are found recursively through dicts and lists (tool
@@ -69,20 +91,24 @@ patterns keep their checks wherever they are used.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeGuard, TypeVar, cast
 
-from ..content import ContentBlock, Message, Messages, ToolResult, ToolResultContent
 from ..engine._handlers import MiddlewareNext
 from ..engine._result import MiddlewareResult
 from ..engine._stage import Middleware
 from ..events import ModelStopReason, ToolResultEvent, TypedEvent
+from ..host._mixin import RUN_STATE, MiddlewareHostMixin
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._base import CatalogMiddleware, check_flag, check_whole_number, kind_of
+from ._content_rewrite import ContentRewriter
+from ._pseudonyms import Pseudonyms, pseudonym_of
 from ._redacted_stream import RedactedStream, Substitution
+from ._reversible import reversible_middleware
+from ._scoped import ScopedState
 
 __all__ = ["DEFAULT_PATTERNS", "Redact"]
 
@@ -153,11 +179,6 @@ _CLEAN_TEXTS = 4096
 """How many texts found with nothing to mask one `Redact` remembers at most."""
 _CLEAN_CHARACTERS = 4_000_000
 """How many characters of such texts it holds at most (a longer text is not remembered)."""
-
-_SKIPPED_BLOCKS = frozenset(
-    {"reasoningContent", "image", "document", "video", "audio", "cachePoint"}
-)
-"""Message blocks never rewritten: signed reasoning, binary media, and markers."""
 
 
 def _digits(text: str) -> str:
@@ -258,6 +279,8 @@ class Redact(CatalogMiddleware):
         tool_output: Mask the text and JSON of tool results.
         stream_window: How many characters of streamed text are held back (see the module
             docstring): a match up to this long is never split across what goes out.
+        reversible: Mask with pseudonyms stable within a run (``<EMAIL_1>``) and put the values
+            back in the tool's arguments and in the answer (see *Reversible masking* above).
     """
 
     # The item named in configuration errors: `Guardrail` masks through a Redact of its own, and
@@ -274,6 +297,7 @@ class Redact(CatalogMiddleware):
         tool_input: bool = False,
         tool_output: bool = True,
         stream_window: int = 128,
+        reversible: bool = False,
     ) -> None:
         owner = self._owner
         compiled = _compile(owner, DEFAULT_PATTERNS if patterns is None else patterns)
@@ -300,6 +324,17 @@ class Redact(CatalogMiddleware):
         for switch, value in switches.items():
             check_flag("Redact", switch, value)
         check_whole_number("Redact", "stream_window", stream_window, minimum=1, of="characters")
+        check_flag("Redact", "reversible", reversible)
+        if reversible and replacement != "[REDACTED:{name}]":
+            raise ValueError(
+                "Redact(reversible=True) masks with pseudonyms such as <EMAIL_1>, so "
+                "replacement=... does not apply: drop one of them"
+            )
+        if reversible and not model_input:
+            raise ValueError(
+                "Redact(reversible=True) hands out pseudonyms as it masks what the model is "
+                "sent, so it needs model_input=True"
+            )
         if not any(switches.values()):
             raise ValueError(
                 "Redact(...) with model_input, model_output, tool_input and tool_output all "
@@ -319,6 +354,21 @@ class Redact(CatalogMiddleware):
         # more. Bounded in count and in characters held (see `redact_text`).
         self._clean: dict[str, None] = {}
         self._clean_characters = 0
+        self._rewrite = ContentRewriter(self.redact_text)
+        self.reversible = reversible
+        self._runs: ScopedState[Pseudonyms] = ScopedState(
+            owner, "invocation", lambda: Pseudonyms(self._pseudonymized)
+        )
+
+    def check_registration(self, host: MiddlewareHostMixin, earlier: Sequence[object]) -> None:
+        """Refuse a reversible Redact on a host that keeps no state for a run (`RUN_STATE`)."""
+        why = host.lacks.get(RUN_STATE)
+        if self.reversible and why is not None:
+            raise ValueError(
+                f"Redact(reversible=True) cannot run on {type(host).__name__}: {why}. Its "
+                "pseudonyms are kept for a run, so the model's <EMAIL_1> could not be given back "
+                "to the tool or the user. Use Redact() there, which masks without restoring."
+            )
 
     def _rule(self, name: str, pattern: re.Pattern[str]) -> _Rule:
         check = _CHECKS.get(pattern)
@@ -366,94 +416,50 @@ class Redact(CatalogMiddleware):
             # unchanged value stays the same object all the way up.
             if masked is not text and masked != text:
                 text = masked
-        if text is original and len(text) <= _CLEAN_CHARACTERS:
-            if len(clean) >= _CLEAN_TEXTS or self._clean_characters + len(text) > _CLEAN_CHARACTERS:
-                # Forget them all rather than track an order: clearing is safe from any thread,
-                # and a text still in use is scanned once more and remembered again.
-                clean.clear()
-                self._clean_characters = 0
-            clean[text] = None
-            self._clean_characters += len(text)
+        if text is original:
+            self._remember_clean(text)
         return text
+
+    def _remember_clean(self, text: str) -> None:
+        """Note ``text`` as holding nothing to mask, within the bounds (see `redact_text`)."""
+        if len(text) > _CLEAN_CHARACTERS:
+            return
+        clean = self._clean
+        if len(clean) >= _CLEAN_TEXTS or self._clean_characters + len(text) > _CLEAN_CHARACTERS:
+            # Forget them all rather than track an order: clearing is safe from any thread,
+            # and a text still in use is scanned once more and remembered again.
+            clean.clear()
+            self._clean_characters = 0
+        clean[text] = None
+        self._clean_characters += len(text)
 
     def redact(self, value: _T) -> _T:
         """``value`` with every string in it masked, through dicts, lists and tuples.
 
         Containers are rebuilt only where something changed; a value with nothing to mask is
-        returned as the same object. Keys and non-string leaves are kept as they are.
+        returned as the same object. Keys and non-string leaves are kept as they are. With
+        ``reversible=True`` this belongs to no run, so matches become ``[REDACTED:{name}]``.
         """
-        return cast(_T, self._walk(value))
+        return cast(_T, self._rewrite.value(value))
 
-    def _walk(self, value: object) -> object:
-        if isinstance(value, str):
-            return self.redact_text(value)
-        if isinstance(value, dict):
-            mapping = cast("dict[Any, object]", value)
-            changed: dict[Any, object] | None = None
-            for key, item in mapping.items():
-                new = self._walk(item)
-                if new is not item:
-                    if changed is None:
-                        changed = dict(mapping)
-                    changed[key] = new
-            return mapping if changed is None else changed
-        if isinstance(value, (list, tuple)):
-            items = cast("list[object] | tuple[object, ...]", value)
-            new_items = [self._walk(item) for item in items]
-            if all(new is old for new, old in zip(new_items, items, strict=True)):
-                return items
-            return tuple(new_items) if isinstance(items, tuple) else new_items
-        return value
-
-    # ---- messages and results --------------------------------------------------------------
-
-    def _message(self, message: Message, *, tool_uses: bool) -> Message:
-        blocks = message["content"]
-        new_blocks = [self._block(block, tool_uses=tool_uses) for block in blocks]
-        if all(new is old for new, old in zip(new_blocks, blocks, strict=True)):
-            return message
-        return {**message, "content": new_blocks}
-
-    def _block(self, block: ContentBlock, *, tool_uses: bool) -> ContentBlock:
-        if "text" in block:
-            text = self.redact_text(block["text"])
-            return block if text is block["text"] else {**block, "text": text}
-        if "toolUse" in block:
-            if not tool_uses:
-                return block
-            tool_use = block["toolUse"]
-            new_input = self._walk(tool_use["input"])
-            if new_input is tool_use["input"]:
-                return block
-            return {**block, "toolUse": {**tool_use, "input": new_input}}
-        if "toolResult" in block:
-            result = self._result(block["toolResult"])
-            return block if result is block["toolResult"] else {**block, "toolResult": result}
-        if _SKIPPED_BLOCKS.intersection(block):
-            return block
-        return cast(ContentBlock, self._walk(block))
-
-    def _messages(self, messages: Messages) -> Messages:
-        new_messages = [self._message(message, tool_uses=True) for message in messages]
-        if all(new is old for new, old in zip(new_messages, messages, strict=True)):
-            return messages
-        return new_messages
-
-    def _result(self, result: ToolResult) -> ToolResult:
-        content = result["content"]
-        new_content = [self._result_content(item) for item in content]
-        if all(new is old for new, old in zip(new_content, content, strict=True)):
-            return result
-        return {**result, "content": new_content}
-
-    def _result_content(self, item: ToolResultContent) -> ToolResultContent:
-        if "text" in item:
-            text = self.redact_text(item["text"])
-            return item if text is item["text"] else {**item, "text": text}
-        if "json" in item:
-            data = self._walk(item["json"])
-            return item if data is item["json"] else {**item, "json": data}
-        return item
+    def _pseudonymized(self, text: str, pseudonym: Callable[[str, str], str]) -> str:
+        """``text`` with every match (that passes its pattern's check) replaced by
+        ``pseudonym(name, match)``: a reversible run's masking."""
+        if text in self._clean:
+            return text
+        masked = text
+        for rule in self._rules:
+            if rule.guard is not None and not rule.guard(masked):
+                continue
+            masked = rule.pattern.sub(
+                pseudonym_of(rule.name, _CHECKS.get(rule.pattern), pseudonym), masked
+            )
+        if masked == text:
+            # The same set as redact_text's: with reversible=True the replacement is the
+            # default, so a text is clean for one exactly when it is clean for the other.
+            self._remember_clean(text)
+            return text
+        return masked
 
     # ---- handlers --------------------------------------------------------------------------
 
@@ -469,6 +475,14 @@ class Redact(CatalogMiddleware):
         return [(rule.pattern, of(rule), rule.guard) for rule in self._rules]
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
+        if self.reversible:
+            return reversible_middleware(
+                self._runs,
+                [rule.name for rule in self._rules],
+                model_output=self.model_output,
+                tool_input=self.tool_input,
+                tool_output=self.tool_output,
+            )
         substitutions = self._substitutions()
 
         async def mask_model_stream(
@@ -476,7 +490,7 @@ class Redact(CatalogMiddleware):
         ) -> AsyncGenerator[TypedEvent, None]:
             stream = RedactedStream(
                 substitutions,
-                mask_message=lambda message: self._message(message, tool_uses=False),
+                mask_message=lambda message: self._rewrite.message(message, tool_uses=False),
                 window=self.stream_window,
             )
             async for event in next_fn(context):
@@ -486,14 +500,14 @@ class Redact(CatalogMiddleware):
                 yield masked
 
         def mask_model_input(context: InvokeModelContext) -> InvokeModelContext:
-            messages = self._messages(context.messages)
+            messages = self._rewrite.messages(context.messages)
             return context if messages is context.messages else context.replace(messages=messages)
 
         def mask_model_output(
             result: MiddlewareResult[ModelStopReason],
         ) -> MiddlewareResult[ModelStopReason]:
             stop = result.value
-            message = self._message(stop.message, tool_uses=False)
+            message = self._rewrite.message(stop.message, tool_uses=False)
             if message is stop.message:
                 return result
             return result.replace(
@@ -502,7 +516,7 @@ class Redact(CatalogMiddleware):
 
         def mask_tool_input(context: ExecuteToolContext) -> ExecuteToolContext:
             tool_use = context.tool_use
-            new_input = self._walk(tool_use["input"])
+            new_input = self._rewrite.value(tool_use["input"])
             if new_input is tool_use["input"]:
                 return context
             return context.replace(tool_use={**tool_use, "input": new_input})
@@ -511,7 +525,7 @@ class Redact(CatalogMiddleware):
             result: MiddlewareResult[ToolResultEvent],
         ) -> MiddlewareResult[ToolResultEvent]:
             event = result.value
-            tool_result = self._result(event.tool_result)
+            tool_result = self._rewrite.result(event.tool_result)
             if tool_result is event.tool_result:
                 return result
             return result.replace(value=ToolResultEvent(tool_result, exception=event.exception))

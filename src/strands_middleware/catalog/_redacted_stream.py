@@ -149,6 +149,24 @@ class RedactedStream:
             return [*self.flush(), event]
         return (event,)
 
+    def unchanged(self, event: TypedEvent, anchor: str) -> bool:
+        """Whether ``event`` can go out as it is, without `feed`, when every match starts with
+        ``anchor`` and no pattern looks behind: nothing is held, and it is a text delta or a raw
+        chunk of this library's own classes with no ``anchor`` in its text (a raw chunk that is
+        not a text delta has none). Other events take `feed`."""
+        if self._pending:
+            return False
+        kind = type(event)
+        if kind is TextDeltaEvent:
+            return anchor not in event["data"]
+        if kind is ModelStreamEvent:
+            body: Any = event["event"].get("contentBlockDelta")
+            if body is None:
+                return True
+            text: Any = body.get("delta", {}).get("text")
+            return not isinstance(text, str) or anchor not in text
+        return False
+
     def flush(self) -> list[TypedEvent]:
         """Let out, masked, whatever the open block still holds (its end has come)."""
         released = self._release(final=True) if self._pending else ""

@@ -100,6 +100,14 @@ class Capability(enum.Enum):
     configured choice is never silently dropped.
     """
 
+    RUN_STATE = "run state"
+    """Every model and tool call of one run is handed the same ``invocation_state`` dict, so an
+    item can keep state for the run there (a reversible `Redact` keeps its pseudonyms per run).
+
+    Undeclared: the host lists `RUN_STATE` in its ``lacks``, and an item that needs it refuses
+    to be registered there with an error naming the host.
+    """
+
     RESUME_IN_ANOTHER_PROCESS = "resume in another process"
     """A paused run saved with `HostAgent.save` resumes in a fresh Python process.
 

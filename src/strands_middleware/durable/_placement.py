@@ -63,6 +63,8 @@ class _Rule:
     why: str
     # For an item deciding unless configured otherwise: why this instance has side effects.
     side_effects: Callable[[Any], str | None] | None = None
+    # For an item no durable run can carry as configured: why (None: it can be placed).
+    refused: Callable[[Any], str | None] | None = None
 
     def of(self, item: object) -> _Rule:
         """The rule for this configured instance."""
@@ -94,7 +96,18 @@ PLACEMENTS: dict[type[Any], _Rule] = {
     # Deciding from their inputs: workflow by default, or in the activity when moved there.
     ContextWindow: _deciding("it trims the request from its inputs alone"),
     Guardrail: _deciding("it decides from the request or result alone"),
-    Redact: _deciding("it masks text by its patterns alone"),
+    Redact: _Rule(
+        ("workflow", "activity"),
+        "it masks text by its patterns alone",
+        refused=lambda item: (
+            "its pseudonyms are kept in process memory for a run, while a durable run's calls "
+            "are activities that may run in other processes, each with a copy of the run's "
+            "state, so a pseudonym could not be given back. Use Redact() there, which masks "
+            "without restoring"
+            if getattr(item, "reversible", False)
+            else None
+        ),
+    ),
     ToolMock: _deciding("it answers calls from its table alone"),
     ToolResultTrim: _deciding("it trims results from their size alone"),
     ToolSelector: _Rule(
@@ -168,10 +181,17 @@ _SIDE_NAMES: dict[Side, str] = {
 
 
 def rule_of(source: object) -> _Rule | None:
-    """The declaration of a catalog item (configured as it is), or None for anything else."""
+    """The declaration of a catalog item (configured as it is), or None for anything else.
+
+    Raises:
+        PlacementError: the item, configured as it is, cannot run in a durable run at all.
+    """
     for cls in type(source).__mro__:
         rule = PLACEMENTS.get(cls)
         if rule is not None:
+            why = rule.refused(source) if rule.refused is not None else None
+            if why is not None:
+                raise PlacementError(f"{type(source).__name__} cannot run in a durable run: {why}")
             return rule.of(source)
     return None
 

@@ -28,13 +28,20 @@ from ..exceptions import UnsupportedStageError
 from ..interrupts import Interrupt
 from ._resume_prompt import refuse_unaccepted
 
-__all__ = ["UNKNOWN_TOOLS", "AnswerCheck", "MiddlewareHostMixin", "RegistrationCheck"]
+__all__ = ["RUN_STATE", "UNKNOWN_TOOLS", "AnswerCheck", "MiddlewareHostMixin", "RegistrationCheck"]
 
 UNKNOWN_TOOLS = "unknown tools"
 """A capability: a call to a tool the agent does not have still runs ExecuteToolStage.
 
 The reference agent and the strands bridge carry it (the spec's "unknown tools run through the
 chain"); a host that answers such a call itself, before any hook, lists it in ``lacks``.
+"""
+
+RUN_STATE = "run state"
+"""A capability: every model and tool call of one run is handed the same ``invocation_state``.
+
+A host that hands each stage call a dict of its own lists it in ``lacks``: state an item keeps
+for a run (a reversible `Redact`'s pseudonyms) would not outlive the call that made it.
 """
 
 

@@ -196,7 +196,12 @@ class LangChainHarness:
 
     name = "langchain"
     capabilities = frozenset(
-        {Capability.EVENT_STREAMING, Capability.HOOKS, Capability.RESUME_IN_ANOTHER_PROCESS}
+        {
+            Capability.EVENT_STREAMING,
+            Capability.HOOKS,
+            Capability.RESUME_IN_ANOTHER_PROCESS,
+            Capability.RUN_STATE,
+        }
     )
     known_failures: Mapping[str, str] = {
         "fresh_prompt_while_paused_is_refused": (

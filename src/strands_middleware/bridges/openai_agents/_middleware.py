@@ -19,7 +19,7 @@ from agents.models.multi_provider import MultiProvider
 
 from ...engine._registry import MiddlewareSource
 from ...exceptions import InterruptResponseFormatError, InterruptResumeError, UnsupportedStageError
-from ...host._mixin import MiddlewareHostMixin
+from ...host._mixin import RUN_STATE, MiddlewareHostMixin
 from ...host._resume_prompt import RESPONSE_SHAPE, parse_block, quote_ids
 from ...interrupts import Interrupt
 from ...stages._agent_stream import AgentStreamStage
@@ -66,6 +66,12 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
     """
 
     refused_stages = MappingProxyType({AgentStreamStage: _REFUSAL})
+    lacks = MappingProxyType(
+        {
+            RUN_STATE: "the SDK tells a model or a tool invoker nothing of the run it belongs "
+            "to through its public API, so each stage call gets an invocation_state of its own",
+        }
+    )
 
     def __init__(self, *middleware: MiddlewareSource) -> None:
         self._calls: ToolCalls | None = None

@@ -225,6 +225,7 @@ class PydanticAIHarness:
             Capability.EVENT_STREAMING,
             Capability.HOOKS,
             Capability.RESUME_IN_ANOTHER_PROCESS,
+            Capability.RUN_STATE,
             Capability.TOOL_CHOICE,
         }
     )

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import Any
 
-from ...catalog import Cache, Guardrail, GuardrailSubject, Retry, ToolApproval, Verdict
+from ...catalog import Cache, Guardrail, GuardrailSubject, Redact, Retry, ToolApproval, Verdict
 from ...testing import ScriptedModel, text_turn, tool_turn
 from .._clause import Trial, clause, expect
-from .._harness import AgentSetup
+from .._harness import AgentSetup, Capability
 from . import _sources as cite
 from ._probes import last_tool_results, responses, texts
 
 __all__ = [
     "catalog_cache_answers_a_repeated_call",
     "catalog_guardrail_block_never_reaches_the_stream",
+    "catalog_guardrail_monitor_blocks_nothing",
+    "catalog_redact_reversible_restores_values_past_the_model",
     "catalog_retry_recovers_a_failed_model_call",
     "catalog_tool_approval_gates_the_tool",
 ]
@@ -99,3 +102,62 @@ async def catalog_guardrail_block_never_reaches_the_stream(trial: Trial) -> None
                 await close()
     leaked = [each for each in seen if "secret" in each or "is 42" in each]
     expect(not leaked, f"the host's stream carried the withheld reply: {leaked[:2]}")
+
+
+@clause(cite.CATALOG)
+async def catalog_guardrail_monitor_blocks_nothing(trial: Trial) -> None:
+    """A Guardrail in monitor mode whose check blocks everything blocks nothing: the tool runs,
+    the model reads its result and the user its reply; each would-be block is reported."""
+    reported: list[str] = []
+    guardrail = Guardrail(
+        lambda subject: Verdict.block(),
+        mode="monitor",
+        on_violation=lambda subject, verdict: reported.append(subject.flow),
+    )
+    turns = [tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Deleted.")]
+    built = trial.build(turns, tools=[trial.tools.delete_file], middleware=[guardrail])
+    report = await built.agent.run("Delete /a")
+    expect(report.text == "Deleted.", f"the run ended with {report.text!r}")
+    expect(trial.tools.called("delete_file") == [{"path": "/a"}], "the tool did not run")
+    sent = last_tool_results(built.script.requests[-1])
+    expect(
+        len(sent) == 1 and "deleted /a" in texts(sent[0]),
+        f"the model read {sent} as the tool's result",
+    )
+    expected = ["model_input", "tool_input", "tool_output", "model_output"]
+    expect(reported == expected, f"the guardrail reported {reported}, not {expected}")
+
+
+@clause(cite.CATALOG, cite.CONVERSE_ONLY)
+async def catalog_redact_reversible_restores_values_past_the_model(trial: Trial) -> None:
+    """A reversible Redact sends the model a pseudonym where the prompt holds an address; the
+    tool gets the address back in its arguments, the model reads its result masked again, and
+    the user reads the address in the answer. A host without run state refuses it when built."""
+    turns = [
+        tool_turn("delete_file", {"path": "/files/<EMAIL_1>"}, "t1"),
+        text_turn("Deleted /files/<EMAIL_1>."),
+    ]
+    middleware = [Redact(reversible=True)]
+    if not trial.declares(Capability.RUN_STATE):
+        try:
+            trial.build(turns, tools=[trial.tools.delete_file], middleware=middleware)
+        except ValueError as error:
+            expect("Redact(reversible=True) cannot run on" in str(error), f"refused: {error}")
+            return
+        expect(False, "a host without run state took a reversible Redact: it cannot restore")
+    built = trial.build(turns, tools=[trial.tools.delete_file], middleware=middleware)
+    report = await built.agent.run("Delete the file of jane@example.com")
+    requests = built.script.requests
+    first = json.dumps(requests[0].messages) if requests else ""
+    expect(
+        "<EMAIL_1>" in first and "jane@" not in first, f"the model was first sent {first[-120:]}"
+    )
+    called = trial.tools.called("delete_file")
+    expect(called == [{"path": "/files/jane@example.com"}], f"the tool was called with {called}")
+    last = json.dumps(requests[-1].messages) if len(requests) > 1 else ""
+    expect(
+        "deleted /files/<EMAIL_1>" in last and "jane@" not in last,
+        "the model read the tool's result unmasked, or not at all",
+    )
+    answer = "Deleted /files/jane@example.com."
+    expect(report.text == answer, f"the run ended with {report.text!r}, not {answer!r}")
