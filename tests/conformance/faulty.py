@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from strands_middleware import InvokeModelContext, InvokeModelStage, TypedEvent
+from strands_middleware.catalog import Redact
 from strands_middleware.conformance import AgentSetup, Capability
 from strands_middleware.conformance._harnesses._reference import ReferenceAgent, ReferenceHarness
 from strands_middleware.content import Messages, StreamEvent
@@ -162,7 +163,8 @@ class Minimal(ReferenceHarness):
     """Declares nothing: no hooks, no streaming, no agent-stream stage, no tool choice, no
     cancel, one process only.
 
-    It still refuses agent-stream handlers and a tool choice, as a host without them must.
+    It still refuses agent-stream handlers, a tool choice and an item that keeps state for a run,
+    as a host without them must.
     """
 
     name = "minimal"
@@ -171,6 +173,9 @@ class Minimal(ReferenceHarness):
     def build(self, setup: AgentSetup) -> ReferenceAgent:
         if setup.tool_choice is not None:
             raise ValueError("this host has no agent-level tool choice")
+        for source in setup.middleware:
+            if isinstance(source, Redact) and source.reversible:
+                raise ValueError("Redact(reversible=True) cannot run on minimal: no run state")
         return WithoutAgentStream().build(setup)
 
 
