@@ -111,8 +111,12 @@ def limits(item: str, name: str, value: object) -> tuple[int | None, TokenLimit 
         if kind == "fraction":
             found: TokenLimit = ("fraction", _fraction(item, name, parts))
         elif kind in ("messages", "tokens") and len(parts) == 2:
-            number = cast(int, parts[1])
-            check_whole_number(item, f"{name}=({kind!r}, ...)", number, minimum=1, of=str(kind))
+            number = parts[1]
+            if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+                raise ValueError(
+                    f"{item}({name}=...) takes ({kind!r}, n) with n a whole number >= 1, "
+                    f"got {entry!r}"
+                )
             found = number
         else:
             raise ValueError(
