@@ -259,7 +259,11 @@ def test_a_fraction_of_the_calls_context_window_and_a_keep_in_messages() -> None
 
 
 def test_a_trigger_summarizes_when_any_of_its_limits_is_passed() -> None:
-    for trigger in ([("messages", 4), ("tokens", 10_000)], [("messages", 99), ("tokens", 40)]):
+    triggers: list[Any] = [
+        [("messages", 4), ("tokens", 10_000)],
+        [("messages", 99), ("tokens", 40)],
+    ]
+    for trigger in triggers:
         written = ScriptedModel([text_turn("S1")])
         main = ScriptedModel(answers(3))
         agent = Agent(
@@ -388,7 +392,7 @@ def test_a_resumed_run_in_another_agent_sharing_the_store_does_not_summarize_aga
 
     # A conversation that differs where the summary was taken is not given it.
     other = ScriptedModel([text_turn("T1")])
-    changed = [*first.messages[:1], {"role": "assistant", "content": [{"text": "other"}]}]
+    changed: Messages = [first.messages[0], {"role": "assistant", "content": [{"text": "other"}]}]
     third = Agent(
         model=ScriptedModel([text_turn("b")]),
         messages=[*changed, *first.messages[2:]],
