@@ -524,3 +524,21 @@ def test_what_counts_as_a_context_overflow(error: Exception, overflow: bool) -> 
         wrapped = RuntimeError("model call failed")
         wrapped.__cause__ = error
         assert is_context_overflow(wrapped)
+
+
+@pytest.mark.parametrize("host", CATALOG_HOSTS)
+def test_on_every_host_a_providers_overflow_message_is_recovered_once(host: str) -> None:
+    overflow = RuntimeError("prompt is too long: 210000 tokens > 200000 maximum")
+    run = drive(
+        host,
+        [*answers(2), overflow, text_turn("a3")],
+        [],
+        [ContextWindow(max_messages=100, pin_first=True)],
+    )
+    run("q1 " + "x" * 200)
+    run("q2 " + "x" * 200)
+    assert run("q3 " + "x" * 200).text == "a3"
+    sent = [request.messages for request in run.script.requests]
+    assert [len(messages) for messages in sent] == [1, 3, 5, 1]
+    # The retry keeps the task (pinned) and the latest prompt, in one message.
+    assert [text[:3] for text in texts(sent[3][0])] == ["q1 ", "[3 ", "q3 "]
