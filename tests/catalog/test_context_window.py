@@ -533,12 +533,14 @@ def test_on_every_host_a_providers_overflow_message_is_recovered_once(host: str)
         host,
         [*answers(2), overflow, text_turn("a3")],
         [],
-        [ContextWindow(max_messages=100, pin_first=True)],
+        [ContextWindow(max_messages=4, pin_first=True)],
     )
     run("q1 " + "x" * 200)
     run("q2 " + "x" * 200)
     assert run("q3 " + "x" * 200).text == "a3"
     sent = [request.messages for request in run.script.requests]
-    assert [len(messages) for messages in sent] == [1, 3, 5, 1]
-    # The retry keeps the task (pinned) and the latest prompt, in one message.
+    assert [len(messages) for messages in sent] == [1, 3, 3, 1]
+    assert [text[:3] for text in texts(sent[2][0])] == ["q1 ", "[1 ", "q2 "]
+    # The retry is cut from the whole conversation, not from the cut that overflowed: one note,
+    # counting every message left out, between the task (pinned) and the latest prompt.
     assert [text[:3] for text in texts(sent[3][0])] == ["q1 ", "[3 ", "q3 "]

@@ -49,7 +49,10 @@ among the messages; a cut request goes on with its projection scaled down to wha
   see `strands_middleware.catalog._overflow`) before anything was streamed, the request is cut
   to half of what was sent (messages and tokens, as counted) and tried once more, with a
   warning logged. A second overflow, or one raised after events were streamed, reaches the
-  caller. ``retry_on_overflow=False`` turns this off.
+  caller. ``retry_on_overflow=False`` turns this off. The cut is made by an Input handler, so
+  it comes before every Wrap handler whatever the order of registration (a `UsageBudget` or a
+  `Cache` sees the request as it is sent); the recovery is a Wrap handler in the place
+  `ContextWindow` was registered.
 * **No work within budget.** A call within budget is passed on as it is: the same list, no copy.
 """
 
@@ -81,6 +84,8 @@ from ._overflow import is_context_overflow
 __all__ = ["DEFAULT_MARKER", "ContextWindow"]
 
 _logger = logging.getLogger("strands_middleware")
+
+_REMEMBERED_CUTS = 64
 
 DEFAULT_MARKER = "[{count} earlier messages were left out to fit the context window.]"
 """The note `ContextWindow` puts where it left messages out; ``{count}`` is how many."""
@@ -153,6 +158,10 @@ class ContextWindow(CatalogMiddleware):
                     f"braces doubled, {{{{ and }}}}), got {marker!r}"
                 ) from error
         self.marker = marker
+        # What the Input handler cut, by the id of the list it sent: (that list, the whole
+        # conversation). Read by the overflow handler of the same call; bounded, because a call
+        # whose messages a later handler replaced never reads its entry.
+        self._cut: dict[int, tuple[Messages, Messages]] = {}
 
     def fit(self, messages: Messages, system_prompt: SystemPrompt = None) -> Messages:
         """``messages`` as this window sends them: the very same list when within budget.
@@ -201,9 +210,7 @@ class ContextWindow(CatalogMiddleware):
         return None
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
-        async def context_window(
-            context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
-        ) -> AsyncGenerator[TypedEvent, None]:
+        def context_window(context: InvokeModelContext) -> InvokeModelContext:
             budget = self.budget.for_call(context.model, context.invocation_state)
             measure = budget.measure(
                 context.messages,
@@ -211,31 +218,51 @@ class ContextWindow(CatalogMiddleware):
                 context.projected_input_tokens,
                 pin_first=self.pin_first,
             )
+            if measure.fits(0):
+                return context
             keep = (
                 None
-                if self.keep is None or measure.fits(0)
+                if self.keep is None
                 else self.keep.for_call(context.model, context.invocation_state)
             )
             messages = self.fit_measured(measure, keep)
-            sent = context
-            if messages is not context.messages:
-                sent = context.replace(
-                    messages=messages, projected_input_tokens=measure.projected(messages)
-                )
-            if not self.retry_on_overflow:
-                async for event in next_fn(sent):
-                    yield event
-                return
+            if messages is context.messages:
+                return context
+            if self.retry_on_overflow:
+                self._cut[id(messages)] = (messages, context.messages)
+                while len(self._cut) > _REMEMBERED_CUTS:
+                    del self._cut[next(iter(self._cut))]
+            return context.replace(
+                messages=messages, projected_input_tokens=measure.projected(messages)
+            )
+
+        context_window.__qualname__ = f"ContextWindow[{InvokeModelStage.name}.Input]"
+        handlers: list[Middleware[Any, Any, Any]] = [InvokeModelStage.input(context_window)]
+        if not self.retry_on_overflow:
+            return handlers
+
+        async def overflow_recovery(
+            context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
+            # The whole conversation this call was cut from, when the Input handler cut it (and
+            # no later handler replaced the messages since): a second cut starts from it, so
+            # the note counts every message left out and is not put in front of the first one.
+            entry = self._cut.pop(id(context.messages), None)
+            whole = entry[1] if entry is not None and entry[0] is context.messages else None
             async for event in retried_on_overflow(
                 "ContextWindow",
-                sent,
+                context,
                 next_fn,
-                lambda: self.reduced(context.messages, sent.messages, context.system_prompt),
+                lambda: self.reduced(
+                    context.messages if whole is None else whole,
+                    context.messages,
+                    context.system_prompt,
+                ),
             ):
                 yield event
 
-        context_window.__qualname__ = f"ContextWindow[{InvokeModelStage.name}]"
-        return [InvokeModelStage.wrap(context_window)]
+        overflow_recovery.__qualname__ = f"ContextWindow[{InvokeModelStage.name}.Wrap]"
+        return [*handlers, InvokeModelStage.wrap(overflow_recovery)]
 
 
 async def retried_on_overflow(
