@@ -382,6 +382,9 @@ def test_keep_cuts_a_call_over_budget_down_to_it_and_a_call_within_budget_is_unt
     assert window.fit(messages) == messages[6:]
     within = messages[:6]
     assert window.fit(within) is within
+    by_tokens = ContextWindow(max_messages=6, keep=("tokens", 45), token_counter=ten_tokens)
+    # A keep in tokens under a budget in messages: five messages and the note are 60 tokens.
+    assert [texts(m) for m in by_tokens.fit(messages)] == [[NOTE.format(count=6), "q3"]]
 
 
 # ---- pinning the task ------------------------------------------------------------------------

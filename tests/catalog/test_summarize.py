@@ -276,6 +276,17 @@ def test_a_trigger_summarizes_when_any_of_its_limits_is_passed() -> None:
         assert contents(main.requests[2].messages) == [[SUMMARY_HEADER + "S1", "q3"]]
 
 
+def test_a_keep_in_tokens_under_a_budget_in_messages() -> None:
+    written = ScriptedModel([text_turn("S1")])
+    main = ScriptedModel(answers(3))
+    item = Summarize(written, max_messages=4, keep=("tokens", 25), token_counter=ten_tokens)
+    agent = Agent(model=main, middleware=[item])
+    for n in range(1, 4):
+        agent(f"q{n}")
+    # Keeping 25 tokens keeps two messages at most, so only the latest prompt (a turn is whole).
+    assert contents(main.requests[2].messages) == [[SUMMARY_HEADER + "S1", "q3"]]
+
+
 def test_an_unknown_model_with_a_fraction_fails_the_call_saying_what_to_pass() -> None:
     agent = Agent(
         model=ScriptedModel(answers(1)),

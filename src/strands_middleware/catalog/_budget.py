@@ -284,15 +284,24 @@ class Budget:
         projected: int | None = None,
         *,
         pin_first: bool = False,
+        count_tokens: bool = False,
     ) -> Measure:
         """What ``messages`` (and the system prompt) weigh against this budget, cut by cut.
 
         ``projected``: the host's projection of the whole request's input tokens, used in place
         of the default estimate's total (see the module's notes); ignored with a counter of
         one's own, which is taken to be exact. ``pin_first``: the first prompt is always sent.
+        ``count_tokens``: count tokens even when this budget has no token limit (for a ``keep``
+        that has one).
         """
         assert self.fraction is None, "resolve a fractional budget with for_call first"
-        return Measure(self, Turns.of(messages, pin_first=pin_first), system_prompt, projected)
+        turns = Turns.of(messages, pin_first=pin_first)
+        return Measure(self, turns, system_prompt, projected, count_tokens=count_tokens)
+
+    @property
+    def limits_tokens(self) -> bool:
+        """Whether this budget has a token limit (in tokens or in a fraction)."""
+        return self.max_tokens is not None or self.fraction is not None
 
     def scaled(self, share: float) -> Budget:
         """This budget times ``share`` (each limit at least 1; a fraction stays a fraction)."""
@@ -345,6 +354,8 @@ class Measure:
         turns: Turns,
         system_prompt: SystemPrompt,
         projected: int | None = None,
+        *,
+        count_tokens: bool = False,
     ) -> None:
         self.budget = budget
         self.turns = turns
@@ -353,7 +364,7 @@ class Measure:
         self.system = 0
         self.scale: float | None = None
         """Projection / estimate of the whole request, when the host's projection is used."""
-        if budget.max_tokens is None:
+        if budget.max_tokens is None and not count_tokens:
             return
         self.counts = [self.count(message) for message in turns.messages]
         for count in reversed(self.counts):

@@ -172,7 +172,12 @@ class ContextWindow(CatalogMiddleware):
         """
         budget = self.budget.for_call(None, {})
         keep = None if self.keep is None else self.keep.for_call(None, {})
-        measure = budget.measure(messages, system_prompt, pin_first=self.pin_first)
+        measure = budget.measure(
+            messages,
+            system_prompt,
+            pin_first=self.pin_first,
+            count_tokens=keep is not None and keep.limits_tokens,
+        )
         return self.fit_measured(measure, keep)
 
     def fit_measured(self, measure: Measure, keep: Budget | None = None) -> Messages:
@@ -217,6 +222,7 @@ class ContextWindow(CatalogMiddleware):
                 context.system_prompt,
                 context.projected_input_tokens,
                 pin_first=self.pin_first,
+                count_tokens=self.keep is not None and self.keep.limits_tokens,
             )
             if measure.fits(0):
                 return context

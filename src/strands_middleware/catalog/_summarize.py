@@ -465,6 +465,7 @@ class Summarize(CatalogMiddleware):
                 context.system_prompt,
                 context.projected_input_tokens,
                 pin_first=self.pin_first,
+                count_tokens=self._kept.limits_tokens,
             )
             request = context
             if not measure.fits(0) and measure.turns.units:
