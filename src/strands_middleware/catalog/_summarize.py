@@ -12,7 +12,8 @@ is replaced, in what this call sends, by a summary written by the model you name
   registered after it see the summary call too (a `Retry` there retries it, a `Tracing` there
   traces it), so register a `Guardrail` before it.
 * **Written once.** A summary is kept by the conversation prefix it summarizes (a digest of
-  those messages), in memory, for the last ``cache_size`` summaries. Every later call whose
+  those messages), in memory, for the last ``cache_size`` summaries (and in ``store=`` when
+  given, see below). Every later call whose
   conversation starts with that prefix reuses it while the rest fits the budget; when the rest
   passes the budget again, the next summary is written from the previous one and the messages
   after it, never from the whole conversation again.
