@@ -45,14 +45,19 @@ among the messages; a cut request goes on with its projection scaled down to wha
   on every call, whatever else goes: it leads the first message sent, then the note, then that
   message's own content, so roles still alternate and no tool pair is split.
 * **Overflow recovery.** When the model call fails because the request overflowed the model's
-  context window (strands' ``ContextWindowOverflowException``, or a provider's overflow message:
-  see `strands_middleware.catalog._overflow`) before anything was streamed, the request is cut
-  to half of what was sent (messages and tokens, as counted) and tried once more, with a
+  context window, before anything was streamed, the request is cut to half of what was sent
+  (messages and tokens, as counted, from the whole conversation) and tried once more, with a
   warning logged. A second overflow, or one raised after events were streamed, reaches the
-  caller. ``retry_on_overflow=False`` turns this off. The cut is made by an Input handler, so
-  it comes before every Wrap handler whatever the order of registration (a `UsageBudget` or a
-  `Cache` sees the request as it is sent); the recovery is a Wrap handler in the place
-  `ContextWindow` was registered.
+  caller; ``retry_on_overflow=False`` turns this off. An overflow is an error whose class (or a
+  base class) is named ``ContextWindowOverflowException`` (strands', which every strands
+  provider raises and the strands bridge lets through) or ``ContextWindowOverflowError``, or
+  whose message (or its cause's) reads like a provider's: ``context_length_exceeded``,
+  ``maximum context length`` (OpenAI), ``prompt is too long``, ``exceed context limit``
+  (Anthropic), ``input is too long`` (Bedrock), ``exceeds the maximum number of tokens``
+  (Gemini), or a ``context window`` exceeded or overflowed. Throttling (``too many tokens``) is
+  not an overflow. The cut is made by an Input handler, so it comes before every Wrap handler
+  whatever the order of registration (a `UsageBudget` or a `Cache` sees the request as it is
+  sent); the recovery is a Wrap handler in the place `ContextWindow` was registered.
 * **No work within budget.** A call within budget is passed on as it is: the same list, no copy.
 """
 

@@ -56,8 +56,11 @@ is replaced, in what this call sends, by a summary written by the model you name
 * **Kept across processes.** With ``store=`` (a `strands_middleware.stores.CacheStore`: a
   ``RedisStore`` shared by every worker, or an ``InMemoryStore``), the latest summary of each
   conversation is kept there too, so a run resumed in another process sends it instead of
-  summarizing again (see `strands_middleware.catalog._summary_store` for the key: ``key=``
-  names the conversation, by default a digest of its first message and system prompt).
+  summarizing again. ``key=`` names the conversation (a function of the call's context, such as
+  ``lambda context: context.invocation_state["session_id"]``); by default it is a digest of the
+  conversation's first message and system prompt. The entry holds the summary, how many
+  messages it covers and a digest of them: it is sent only in front of the very messages it
+  summarizes. A store that fails is a miss with a `StoreWarning`, never a failed call.
 """
 
 from __future__ import annotations
