@@ -57,11 +57,13 @@ from strands_middleware.bridges.strands import StrandsBridge
 from strands_middleware.catalog import (
     Cache,
     CircuitBreaker,
+    ContextWindow,
     Guardrail,
     ModelFacts,
     RateLimit,
     Redact,
     Retry,
+    Summarize,
     Timeout,
     ToolResultTrim,
     Tracing,
@@ -69,6 +71,7 @@ from strands_middleware.catalog import (
     Verdict,
 )
 from strands_middleware.content import Messages, StreamEvent
+from strands_middleware.testing import ScriptedModel
 from strands_middleware.tools import tool
 
 create_langchain_agent: Any = langchain_agents.create_agent
@@ -373,6 +376,27 @@ def _rows(deltas: int) -> list[Row]:
         Row(
             "Tracing (no-op) alone / no middleware",
             Contestant("reference+tracing", reference(turns, lambda: [Tracing()])),
+            bare_reference,
+            "<= 1.10x",
+        ),
+        Row(
+            "ContextWindow (within budget) alone / no middleware",
+            Contestant(
+                "reference+context_window",
+                reference(
+                    turns,
+                    lambda: [ContextWindow(max_tokens=("fraction", 0.8), context_window=200_000)],
+                ),
+            ),
+            bare_reference,
+            "<= 1.10x",
+        ),
+        Row(
+            "Summarize (within budget) alone / no middleware",
+            Contestant(
+                "reference+summarize",
+                reference(turns, lambda: [Summarize(ScriptedModel([]), max_tokens=100_000)]),
+            ),
             bare_reference,
             "<= 1.10x",
         ),

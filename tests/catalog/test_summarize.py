@@ -18,11 +18,14 @@ from strands_middleware.catalog import (
     SUMMARY_HEADER,
     ContextWindow,
     Summarize,
+    estimate_tokens,
 )
 from strands_middleware.content import Messages
 from strands_middleware.events import TextDeltaEvent
+from strands_middleware.exceptions import StoreWarning
 from strands_middleware.host import project_input_tokens
 from strands_middleware.models import Model
+from strands_middleware.stores import InMemoryStore
 from strands_middleware.testing import ScriptedModel, ScriptedTurn, text_turn, tool_turn
 from tests.catalog.conversation import check_well_formed, texts
 from tests.conformance.drive import CATALOG_HOSTS, drive
@@ -125,7 +128,9 @@ def test_a_long_tool_loop_is_summarized_by_whole_rounds_and_the_prompt_stays(hos
 def test_a_failed_summary_falls_back_to_the_context_window_and_is_tried_again(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    written = ScriptedModel([ConnectionError("summarizer down"), text_turn("S")])
+    # Tried twice on the call that needs it (both fail), then again on the next call.
+    down = ConnectionError("summarizer down")
+    written = ScriptedModel([down, down, text_turn("S")])
     main = ScriptedModel(answers(4))
     agent = Agent(model=main, middleware=[Summarize(written, max_messages=4)])
     for n in range(1, 4):
@@ -137,7 +142,7 @@ def test_a_failed_summary_falls_back_to_the_context_window_and_is_tried_again(
         caplog.text
     )
     agent("q4")
-    assert len(written.requests) == 2
+    assert len(written.requests) == 3
     assert contents(main.requests[3].messages)[0] == [SUMMARY_HEADER + "S", "q4"]
 
 
@@ -171,9 +176,17 @@ def test_handlers_registered_after_it_see_the_summary_call_and_those_before_do_n
         ({}, ValueError, r"Summarize needs max_messages=\.\.\., max_tokens=\.\.\. or both"),
         ({"max_messages": 0}, ValueError, r"Summarize\(max_messages=\.\.\.\) must be a whole"),
         ({"max_messages": 9, "keep": 0}, ValueError, r"Summarize\(keep=\.\.\.\) must be a finite"),
-        ({"max_messages": 9, "keep": 1}, ValueError, r"above 0 and below 1, got 1"),
+        ({"max_messages": 9, "keep": 1}, ValueError, r"above 0 and below 1, or a limit"),
         ({"max_messages": 9, "instructions": " "}, ValueError, r"instructions=\.\.\.\) must be"),
         ({"max_messages": 9, "cache_size": 0}, ValueError, r"cache_size=\.\.\.\) must be a whole"),
+        ({"max_messages": 9, "keep": ("messages", 10)}, ValueError, r"keeps more messages"),
+        ({"max_messages": 9, "keep": ("turns", 1)}, ValueError, r"keep=\.\.\.\) takes"),
+        ({"max_tokens": ("fraction", 0)}, ValueError, r"with 0 < f <= 1"),
+        ({"max_messages": 9, "trigger": ("messages", 9)}, ValueError, r"not both"),
+        ({"max_messages": 9, "max_summarizer_input": 10}, ValueError, r"max_summarizer_input"),
+        ({"max_messages": 9, "key": str}, ValueError, r"key=\.\.\., ttl=\.\.\.\) are for"),
+        ({"max_messages": 9, "store": {}}, TypeError, r"store=\.\.\.\) takes a CacheStore"),
+        ({"max_messages": 9, "pin_first": None}, TypeError, r"pin_first=\.\.\.\) must be"),
     ],
 )
 def test_configuration_mistakes_are_refused_when_built(
@@ -219,3 +232,209 @@ def test_a_summary_too_long_for_the_budget_is_not_written_again_on_every_call(
     warned = [r.getMessage() for r in caplog.records if "pass the budget" in r.getMessage()]
     assert len(warned) == len(written.requests)  # one warning per summary, not per call
     assert "Ask for shorter summaries (instructions=...)" in warned[0]
+
+
+# ---- budgets, trigger and keep ---------------------------------------------------------------
+
+
+def ten_tokens(message: Any) -> int:
+    return 10
+
+
+def test_a_fraction_of_the_calls_context_window_and_a_keep_in_messages() -> None:
+    written = ScriptedModel([text_turn("S1")])
+    main = ScriptedModel(answers(3))
+    item = Summarize(
+        written, max_tokens=("fraction", 0.5), keep=("messages", 1), token_counter=ten_tokens
+    )
+    agent = Agent(model=main, middleware=[item])
+    for n in range(1, 4):
+        agent(f"q{n}", context_window=80)  # 40 tokens: four messages
+    assert contents(main.requests[1].messages) == [["q1"], ["a1"], ["q2"]]
+    # Five messages pass 40 tokens; keep one message (the latest prompt) and summarize the rest.
+    assert contents(main.requests[2].messages) == [[SUMMARY_HEADER + "S1", "q3"]]
+    assert contents(written.requests[0].messages) == [
+        ["Conversation:\n\nUser: q1\n\nAssistant: a1\n\nUser: q2\n\nAssistant: a2"]
+    ]
+
+
+def test_a_trigger_summarizes_when_any_of_its_limits_is_passed() -> None:
+    triggers: list[Any] = [
+        [("messages", 4), ("tokens", 10_000)],
+        [("messages", 99), ("tokens", 40)],
+    ]
+    for trigger in triggers:
+        written = ScriptedModel([text_turn("S1")])
+        main = ScriptedModel(answers(3))
+        agent = Agent(
+            model=main,
+            middleware=[Summarize(written, trigger=trigger, keep=0.25, token_counter=ten_tokens)],
+        )
+        for n in range(1, 4):
+            agent(f"q{n}")
+        assert len(written.requests) == 1, trigger
+        assert contents(main.requests[2].messages) == [[SUMMARY_HEADER + "S1", "q3"]]
+
+
+def test_a_keep_in_tokens_under_a_budget_in_messages() -> None:
+    written = ScriptedModel([text_turn("S1")])
+    main = ScriptedModel(answers(3))
+    item = Summarize(written, max_messages=4, keep=("tokens", 25), token_counter=ten_tokens)
+    agent = Agent(model=main, middleware=[item])
+    for n in range(1, 4):
+        agent(f"q{n}")
+    # Keeping 25 tokens keeps two messages at most, so only the latest prompt (a turn is whole).
+    assert contents(main.requests[2].messages) == [[SUMMARY_HEADER + "S1", "q3"]]
+
+
+def test_an_unknown_model_with_a_fraction_fails_the_call_saying_what_to_pass() -> None:
+    agent = Agent(
+        model=ScriptedModel(answers(1)),
+        middleware=[Summarize(ScriptedModel([]), max_tokens=("fraction", 0.8))],
+    )
+    with pytest.raises(ValueError, match=r"pass Summarize\(context_window=<tokens>, \.\.\.\)"):
+        agent("q1")
+
+
+# ---- pinning the task ------------------------------------------------------------------------
+
+
+def test_pin_first_keeps_the_task_out_of_the_summary_and_in_front_of_it() -> None:
+    written = ScriptedModel([text_turn("S1")])
+    main = ScriptedModel(answers(3))
+    agent = Agent(model=main, middleware=[Summarize(written, max_messages=4, pin_first=True)])
+    for n in range(1, 4):
+        agent(f"q{n}")
+    assert contents(main.requests[2].messages) == [["q1", SUMMARY_HEADER + "S1", "q3"]]
+    assert contents(written.requests[0].messages) == [
+        ["Conversation:\n\nAssistant: a1\n\nUser: q2\n\nAssistant: a2"]
+    ]
+
+
+# ---- the summarizer's input and failures -----------------------------------------------------
+
+
+def test_a_failed_summary_call_is_tried_once_more_before_any_fallback() -> None:
+    written = ScriptedModel([ConnectionError("summarizer down"), text_turn("S1")])
+    main = ScriptedModel(answers(3))
+    agent = Agent(model=main, middleware=[Summarize(written, max_messages=4)])
+    for n in range(1, 4):
+        agent(f"q{n}")
+    assert len(written.requests) == 2
+    assert written.requests[0].messages == written.requests[1].messages
+    assert contents(main.requests[2].messages) == [[SUMMARY_HEADER + "S1", "q3"]]
+
+
+def test_a_transcript_over_the_summarizers_input_bound_goes_in_parts_folded_in_order() -> None:
+    written = ScriptedModel([text_turn("S1"), text_turn("S2"), text_turn("S3")])
+    main = ScriptedModel(answers(3))
+    item = Summarize(written, max_messages=4, max_summarizer_input=64)
+    agent = Agent(model=main, middleware=[item])
+    for n in range(1, 4):
+        agent(f"q{n} " + "x" * 100)  # each prompt ~26 tokens: two fit in a part, not three
+    questions = [texts(request.messages[0])[0] for request in written.requests]
+    assert len(questions) >= 2
+    assert questions[0].startswith("Conversation:\n\nUser: q1 ")
+    assert "q2" not in questions[0]
+    assert questions[1].startswith("Summary so far:\n\nS1\n\nConversation since then:\n\n")
+    assert "q2 " in "".join(questions[1:])
+    for question in questions:
+        assert estimate_tokens({"role": "user", "content": [{"text": question}]}) <= 64
+    summary = f"S{len(questions)}"
+    assert contents(main.requests[2].messages)[0][0] == SUMMARY_HEADER + summary
+
+
+def test_a_message_larger_than_the_bound_alone_is_cut_to_it() -> None:
+    written = ScriptedModel([text_turn("S1"), text_turn("S2"), text_turn("S3")])
+    main = ScriptedModel(answers(3))
+    agent = Agent(
+        model=main, middleware=[Summarize(written, max_messages=4, max_summarizer_input=100)]
+    )
+    for n in range(1, 4):
+        agent(f"q{n} " + "x" * 2000)
+    first = texts(written.requests[0].messages[0])[0]
+    assert first.endswith("[... the rest of this message was cut to fit the summarizer's input]")
+    assert estimate_tokens({"role": "user", "content": [{"text": first}]}) <= 100
+
+
+# ---- overflow recovery -----------------------------------------------------------------------
+
+
+def test_a_context_overflow_after_the_summary_is_recovered_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    overflow = RuntimeError("prompt is too long: 300000 tokens > 200000 maximum")
+    main = ScriptedModel([*answers(3), overflow, text_turn("a4")])
+    agent = Agent(model=main, middleware=[Summarize(ScriptedModel([]), max_messages=100)])
+    for n in range(1, 4):
+        agent(f"q{n} " + "x" * 200)
+    with caplog.at_level(logging.WARNING, logger="strands_middleware"):
+        assert str(agent("q4 " + "x" * 200)).strip() == "a4"
+    assert len(main.requests[-2].messages) == 7
+    assert len(main.requests[-1].messages) <= 3
+    assert "Summarize: the model reported a context overflow" in caplog.text
+
+
+# ---- summaries kept in a store ---------------------------------------------------------------
+
+
+def test_a_resumed_run_in_another_agent_sharing_the_store_does_not_summarize_again() -> None:
+    store = InMemoryStore()
+    written = ScriptedModel([text_turn("S1")])
+    first = Agent(
+        model=ScriptedModel(answers(3)),
+        middleware=[Summarize(written, max_messages=4, store=store)],
+    )
+    for n in range(1, 4):
+        first(f"q{n}")
+    assert len(written.requests) == 1
+
+    # Another process: a new agent with the saved history and a new Summarize on the same store.
+    idle = ScriptedModel([])
+    main = ScriptedModel([text_turn("a4")])
+    second = Agent(
+        model=main,
+        messages=first.messages,
+        middleware=[Summarize(idle, max_messages=4, store=store)],
+    )
+    second("q4")
+    assert not idle.requests
+    assert contents(main.requests[0].messages) == [[SUMMARY_HEADER + "S1", "q3"], ["a3"], ["q4"]]
+
+    # A conversation that differs where the summary was taken is not given it.
+    other = ScriptedModel([text_turn("T1")])
+    changed: Messages = [first.messages[0], {"role": "assistant", "content": [{"text": "other"}]}]
+    third = Agent(
+        model=ScriptedModel([text_turn("b")]),
+        messages=[*changed, *first.messages[2:]],
+        middleware=[Summarize(other, max_messages=4, store=store)],
+    )
+    third("q4")
+    assert len(other.requests) == 1
+
+
+def test_a_key_names_the_conversation_and_a_failing_store_only_warns() -> None:
+    store = InMemoryStore()
+    written = ScriptedModel([text_turn("S1")])
+    item = Summarize(
+        written,
+        max_messages=4,
+        store=store,
+        key=lambda context: context.invocation_state.get("session"),
+    )
+    agent = Agent(model=ScriptedModel(answers(3)), middleware=[item])
+    for n in range(1, 4):
+        agent(f"q{n}", session="abc")
+    assert asyncio.run(store.cache_get("summarize:abc")) is not None
+
+    class Broken(InMemoryStore):
+        async def cache_get(self, key: str) -> bytes | None:
+            raise ConnectionError("store down")
+
+    written = ScriptedModel([text_turn("S1")])
+    main = ScriptedModel(answers(3))
+    agent = Agent(model=main, middleware=[Summarize(written, max_messages=4, store=Broken())])
+    with pytest.warns(StoreWarning, match="could not read a summary from its store"):
+        for n in range(1, 4):
+            agent(f"q{n}")
+    assert contents(main.requests[2].messages) == [[SUMMARY_HEADER + "S1", "q3"]]

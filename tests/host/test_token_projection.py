@@ -185,7 +185,7 @@ def long_conversation() -> Messages:
 
 def test_context_window_sizes_the_request_by_the_projection() -> None:
     window = ContextWindow(max_tokens=1_000, marker=None)
-    (handler,) = window.middleware()
+    handler = window.middleware()[0]  # the Input handler that cuts (then the overflow retry)
     context = model_context(messages=long_conversation())
     # By its own estimate everything fits.
     assert handler.handler(context) is context
@@ -199,7 +199,7 @@ def test_context_window_sizes_the_request_by_the_projection() -> None:
 
 def test_a_counter_of_ones_own_is_taken_as_exact() -> None:
     window = ContextWindow(max_tokens=1_000, token_counter=lambda message: 1, marker=None)
-    (handler,) = window.middleware()
+    handler = window.middleware()[0]
     context = dataclasses.replace(
         model_context(messages=long_conversation()), projected_input_tokens=10**6
     )

@@ -26,11 +26,13 @@ from strands_middleware import (
 )
 from strands_middleware.agent import Agent
 from strands_middleware.catalog import (
+    SUMMARY_HEADER,
     Cache,
     CallLimit,
     CallLimitExceeded,
     ConcurrencyLimit,
     RateLimit,
+    Summarize,
     UsageBudget,
     UsageBudgetExceeded,
 )
@@ -39,7 +41,7 @@ from strands_middleware.content import Usage
 from strands_middleware.exceptions import StoreError, StoreWarning
 from strands_middleware.stores import InMemoryStore
 from strands_middleware.stores.redis import RedisStore
-from strands_middleware.testing import text_turn, tool_turn
+from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 
 from .agents import ConfiguredModel, delete_file, deleted
 from .redis_server import RedisServer
@@ -584,3 +586,28 @@ async def test_an_agent_on_a_shared_store_runs_its_tools_and_answers(
     assert (result.stop_reason, str(result)) == ("end_turn", "Done.")
     assert deleted == ["/tmp/x"]
     assert await redis_store.counter_read("agent", ["model", "tools"]) == {"model": 2, "tools": 1}
+
+
+async def test_a_summary_kept_in_redis_is_sent_by_another_agent_without_summarizing(
+    redis_store: RedisStore,
+) -> None:
+    written = ScriptedModel([text_turn("S1")])
+    first = Agent(
+        model=ScriptedModel([text_turn(f"a{n}") for n in range(1, 4)]),
+        middleware=[Summarize(written, max_messages=4, store=redis_store)],
+    )
+    for n in range(1, 4):
+        await first.invoke_async(f"q{n}")
+    assert len(written.requests) == 1
+
+    idle = ScriptedModel([])
+    main = ScriptedModel([text_turn("a4")])
+    second = Agent(
+        model=main,
+        messages=first.messages,
+        middleware=[Summarize(idle, max_messages=4, store=redis_store)],
+    )
+    await second.invoke_async("q4")
+    assert not idle.requests
+    assert main.requests[0].messages[0]["content"][0] == {"text": SUMMARY_HEADER + "S1"}
+    assert len(main.requests[0].messages) == 3

@@ -16,6 +16,10 @@ number of units from the front never sends one without the other. Roles keep alt
 dropped turn ends where the next prompt starts, and a dropped round is an assistant message and
 the user message answering it.
 
+With ``pin_first``, the first prompt of the conversation (the task) is sent too, whatever goes:
+it travels at the front of the first message sent (with the note after it), so roles still
+alternate.
+
 Leaving units out inside the latest turn keeps its prompt in front of the rounds that remain,
 which is how a long agentic run (one prompt, dozens of tool rounds) is shortened at all.
 """
@@ -50,16 +54,28 @@ class Turns:
         starts: Where each unit starts, oldest first, then where the always-sent last round
             starts (or ``len(messages)``): ``starts[k]`` is where the messages kept after leaving
             out ``k`` units begin.
+        pinned: The index of the first prompt when it is pinned (always sent) and is not the
+            latest prompt, else None.
     """
 
     messages: Messages
     prompt: int | None
     older: int
     starts: tuple[int, ...]
+    pinned: int | None = None
 
     @classmethod
-    def of(cls, messages: Messages) -> Turns:
-        """Split ``messages`` into turns and rounds."""
+    def of(cls, messages: Messages, *, pin_first: bool = False) -> Turns:
+        """Split ``messages`` into turns and rounds; ``pin_first`` pins the first prompt."""
+        turns = cls._split(messages)
+        if pin_first and turns.prompt is not None:
+            first = next(i for i, message in enumerate(messages) if is_prompt(message))
+            if first != turns.prompt:
+                return cls(turns.messages, turns.prompt, turns.older, turns.starts, first)
+        return turns
+
+    @classmethod
+    def _split(cls, messages: Messages) -> Turns:
         prompts = [index for index, message in enumerate(messages) if is_prompt(message)]
         latest = prompts[-1] if prompts else None
         first_round = 0 if latest is None else latest + 1
@@ -96,23 +112,45 @@ class Turns:
         """Whether leaving out ``k`` units keeps the latest prompt ahead of a later start."""
         return self.prompt is not None and self.starts[k] > self.prompt
 
-    def kept(self, k: int) -> Messages:
-        """The messages sent after leaving out the first ``k`` units (the same list for 0)."""
-        if k == 0:
-            return self.messages
+    def pins(self, k: int) -> bool:
+        """Whether leaving out ``k`` units reaches the pinned prompt, which is then sent first."""
+        return self.pinned is not None and self.starts[k] > self.pinned
+
+    def _rest(self, k: int) -> Messages:
         rest = self.messages[self.starts[k] :]
         if self.keeps_prompt_apart(k):
             assert self.prompt is not None
             return [self.messages[self.prompt], *rest]
         return rest
 
+    def kept(self, k: int) -> Messages:
+        """The messages sent after leaving out the first ``k`` units (the same list for 0)."""
+        if k == 0:
+            return self.messages
+        rest = self._rest(k)
+        if self.pins(k):
+            return self._after_pinned([], rest)
+        return rest
+
+    def _after_pinned(self, note: list[ContentBlock], rest: Messages) -> Messages:
+        """``rest`` with the pinned prompt (and ``note``) in front of its first message.
+
+        When pinning, what is kept always starts with a prompt (an older turn's, or the latest
+        one kept apart), so joining them keeps roles alternating.
+        """
+        assert self.pinned is not None and rest and is_prompt(rest[0])
+        first = rest[0]
+        content = [*self.messages[self.pinned]["content"], *note, *first["content"]]
+        return [{**first, "content": content}, *rest[1:]]
+
     def left_out(self, k: int) -> int:
         """How many messages leaving out the first ``k`` units leaves out."""
-        return self.starts[k] - (1 if self.keeps_prompt_apart(k) else 0)
+        kept_before = (1 if self.keeps_prompt_apart(k) else 0) + (1 if self.pins(k) else 0)
+        return self.starts[k] - kept_before
 
     def note_joins_prompt(self, k: int) -> bool:
         """Whether a note for the cut goes into a kept prompt rather than a message of its own."""
-        if self.keeps_prompt_apart(k):
+        if self.keeps_prompt_apart(k) or self.pins(k):
             return True
         start = self.starts[k]
         return start < len(self.messages) and is_prompt(self.messages[start])
@@ -125,6 +163,8 @@ class Turns:
         that providers require; a kept part that starts with a model reply gets a user message
         of its own, which restores the alternation instead.
         """
+        if self.pins(k):
+            return self._after_pinned([{"text": text}], self._rest(k))
         kept = self.kept(k)
         if self.note_joins_prompt(k):
             first = kept[0]
