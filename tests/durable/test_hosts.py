@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncGenerator
 from typing import Any
-
-import random
 
 import pytest
 from temporalio.exceptions import ActivityError, ApplicationError, RetryState
@@ -14,6 +13,7 @@ from strands_middleware import ExecuteToolStage, InvokeModelStage
 from strands_middleware.catalog import Cache, Redact, Retry, Timeout, ToolApproval
 from strands_middleware.durable import PlacementError, for_temporal_host, in_activity, in_workflow
 from strands_middleware.durable._host_errors import ProviderErrors
+from strands_middleware.events import ToolResultEvent
 
 
 async def passing(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
@@ -135,3 +135,16 @@ def test_your_own_handlers_are_placed_where_the_host_runs_them() -> None:
 def test_an_unknown_host_is_refused() -> None:
     with pytest.raises(ValueError, match="host must be 'strands' or 'pydantic-ai'"):
         for_temporal_host("langchain", [])  # type: ignore[arg-type]
+
+
+async def test_the_tool_handler_rebuilds_an_error_results_exception() -> None:
+    tool_errors = ProviderErrors([Throttled]).middleware()[1]
+    failure = activity_error("SlowDown", "busy")
+    failed = ToolResultEvent.error("t-1", "Error: busy", failure)
+
+    async def activity(_context: Any) -> AsyncGenerator[Any, None]:
+        yield failed
+
+    results = [event async for event in tool_errors.handler(None, activity)]  # type: ignore[union-attr]
+    assert len(results) == 1 and results[0] == failed  # the same result for the model
+    assert type(results[0].exception) is SlowDown and results[0].exception.__cause__ is failure

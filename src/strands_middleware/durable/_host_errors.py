@@ -97,11 +97,12 @@ class ProviderErrors:
             context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
         ) -> AsyncGenerator[TypedEvent, None]:
             async for event in next_fn(context):
-                if isinstance(event, ToolResultEvent) and event.exception is not None:
-                    rebuilt = self.rebuild(event.exception)
-                    if rebuilt is not event.exception and isinstance(rebuilt, Exception):
-                        event = ToolResultEvent(event["tool_result"], rebuilt)
-                yield event
+                failure = event.exception if isinstance(event, ToolResultEvent) else None
+                rebuilt = failure if failure is None else self.rebuild(failure)
+                if rebuilt is not failure and isinstance(rebuilt, Exception):
+                    yield ToolResultEvent(event["tool_result"], rebuilt)
+                else:
+                    yield event
 
         model_errors.__qualname__ = "ProviderErrors[invokeModel]"
         tool_errors.__qualname__ = "ProviderErrors[executeTool]"
