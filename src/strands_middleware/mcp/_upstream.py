@@ -21,8 +21,9 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
+
+from ._sdk import http_transport
 
 __all__ = ["Upstream", "UpstreamUnavailableError"]
 
@@ -149,7 +150,7 @@ class Upstream:
             )
             return stdio_client(params)
         assert self._url is not None
-        return streamable_http_client(self._url)
+        return http_transport(self._url)
 
     async def _relay(
         self,
