@@ -157,7 +157,9 @@ def test_an_sdk_older_than_1_23_is_refused_with_a_clear_error(
         importlib.metadata, "version", lambda name: "1.22.0" if name == "mcp" else real(name)
     )
     try:
-        with pytest.raises(ImportError, match=r"needs the mcp SDK 1\.23 or newer, and mcp 1\.22\.0"):
+        with pytest.raises(
+            ImportError, match=r"needs the mcp SDK 1\.23 or newer, and mcp 1\.22\.0"
+        ):
             importlib.reload(package)
     finally:
         monkeypatch.undo()

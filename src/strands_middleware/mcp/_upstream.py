@@ -23,11 +23,13 @@ from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.stdio import stdio_client
 from mcp.shared.message import SessionMessage
 
-from ._sdk import http_transport
+from ._sdk import ONE_X, http_transport
 
 __all__ = ["Upstream", "UpstreamUnavailableError"]
 
 _logger = logging.getLogger("strands_middleware")
+
+_ONE_X_FAN_OUT = 0.5  # seconds; measured ~0.1 s (module notes of _sdk)
 
 
 class UpstreamUnavailableError(RuntimeError):
@@ -103,6 +105,11 @@ class Upstream:
                         started = True
                         task_status.started()
                     await self._lost.wait()
+                    if ONE_X:
+                        # A 1.x session left while a call awaits it never wakes that call; the
+                        # "Connection closed" it sends pending calls at the end of the stream
+                        # runs shortly after it: let it run first.
+                        await anyio.sleep(_ONE_X_FAN_OUT)
                 _logger.warning("%s ended; restarting it", self)
             except Exception as error:
                 self._failure = _describe(error)
