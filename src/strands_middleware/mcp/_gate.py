@@ -37,7 +37,7 @@ from ..host._tool_call import make_tool_terminal, run_tool_stage, tool_call_cont
 from ..interrupts import Interrupt
 from ..stages._execute_tool import ExecuteToolStage
 from ..stages._invoke_model import InvokeModelStage
-from ._results import call_tool_result, tool_result, tool_spec
+from ._results import call_tool_result, copied, tool_result, tool_spec, wire_of
 from ._sdk import SdkError, can_send_request, install_gate, sdk_error
 
 if TYPE_CHECKING:
@@ -290,7 +290,7 @@ class ToolGate(MiddlewareHostMixin):
             listed = await call.call_next(
                 dataclasses.replace(call.ctx, method="tools/list", params=params)
             )
-            page = _wire(listed)
+            page = wire_of(listed)
             tools = cast("list[dict[str, Any]]", page.get("tools") or [])
             specs.update((tool["name"], tool_spec(tool)) for tool in tools)
             schemas.update(
@@ -343,7 +343,7 @@ class _ServerTool:
         if params != ctx.params:
             ctx = dataclasses.replace(ctx, params=params)
         wire = await self._call.call_next(ctx)
-        raw = _wire(wire)
+        raw = wire_of(wire)
         if raw.get("resultType") == "input_required":
             yield ToolResultEvent.error(
                 tool_use["toolUseId"],
@@ -351,10 +351,10 @@ class _ServerTool:
                 "call through ExecuteToolStage middleware cannot carry",
             )
             return
-        # Two conversions: handlers may edit the one they see in place; the other is what
-        # "unchanged" is checked against.
-        self.answer = (wire, tool_result(tool_use["toolUseId"], raw))
-        yield ToolResultEvent(tool_result(tool_use["toolUseId"], raw))
+        # Handlers may edit the result they see in place: "unchanged" is checked against a copy.
+        seen = tool_result(tool_use["toolUseId"], raw)
+        self.answer = (wire, seen)
+        yield ToolResultEvent(copied(seen))
 
 
 def _structured(result: dict[str, Any], schema: dict[str, Any]) -> Any:
@@ -380,14 +380,6 @@ def _structured(result: dict[str, Any], schema: dict[str, Any]) -> Any:
         if isinstance(spec, dict) and cast("dict[str, Any]", spec).get("type") == "string":
             return {key: texts[0]}
     return None
-
-
-def _wire(result: HandlerResult) -> dict[str, Any]:
-    if result is None:
-        return {}
-    if isinstance(result, dict):
-        return result
-    return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 def _question(call: _Call, interrupt: Interrupt) -> str:

@@ -43,8 +43,10 @@ else:
     SdkError = getattr(_exceptions, "MCPError", None) or _exceptions.McpError
 
 __all__ = [
+    "IS_ERROR",
     "MCP_VERSION",
     "ONE_X",
+    "STRUCTURED_CONTENT",
     "TIMEOUT_CODE",
     "Handler",
     "Request1",
@@ -69,6 +71,12 @@ ONE_X = int(MCP_VERSION.split(".")[0]) < 2
 
 TIMEOUT_CODE: int = 408 if ONE_X else int(getattr(types, "REQUEST_TIMEOUT", -32001))
 """The error code of an upstream call that timed out."""
+
+IS_ERROR = "isError" if ONE_X else "is_error"
+"""The attribute of a ``CallToolResult`` holding its error flag."""
+
+STRUCTURED_CONTENT = "structuredContent" if ONE_X else "structured_content"
+"""The attribute of a ``CallToolResult`` holding its structured content."""
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
 """A request handler of the 2.x shape: ``(ctx, params) -> result``."""
