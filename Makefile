@@ -116,18 +116,32 @@ test-langchain-floor: $(STAMP) redis-server
 		tests/catalog tests/conformance/test_hosts.py \
 		-k "langchain or LangChain"
 
-# The MCP gateway against the oldest mcp SDK it supports (make test has the newest the dev extra
-# resolves), in a venv of its own holding the mcp and redis extras and the test runner: its
-# tests only.
+# The MCP gateway against the oldest release of each mcp SDK line it supports (make test has the
+# newest the dev extra resolves), each in a venv of its own holding the mcp and redis extras and
+# the test runner: its tests only, the two runs side by side. The 1.x line has no 2026-07-28
+# protocol and no MCPServer: the tests of those (input-required rounds; the gate as an
+# MCPServer middleware) are not collected there, test_install covers its in-process servers.
 MCP_FLOOR := 2.0.0
 MCP_FLOOR_VENV := .venv-mcp-floor
+MCP_ONE_X_FLOOR := 1.23.0
+MCP_ONE_X_FLOOR_VENV := .venv-mcp-one-x-floor
+MCP_TWO_X_ONLY := --ignore tests/mcp/test_approval_input_required.py \
+	--ignore tests/mcp/test_in_process.py
 
 .PHONY: test-mcp-floor
 test-mcp-floor: $(STAMP) redis-server
 	$(UV) venv --quiet --allow-existing --no-python-downloads --python $(BIN)/python $(MCP_FLOOR_VENV)
 	$(UV) pip install --quiet --python $(MCP_FLOOR_VENV)/bin/python -e ".[mcp,redis]" \
 		"mcp==$(MCP_FLOOR)" pytest==9.2.0 pytest-asyncio==1.5.0
-	$(MCP_FLOOR_VENV)/bin/pytest tests/mcp
+	$(UV) venv --quiet --allow-existing --no-python-downloads --python $(BIN)/python \
+		$(MCP_ONE_X_FLOOR_VENV)
+	$(UV) pip install --quiet --python $(MCP_ONE_X_FLOOR_VENV)/bin/python -e ".[mcp,redis]" \
+		"mcp==$(MCP_ONE_X_FLOOR)" pytest==9.2.0 pytest-asyncio==1.5.0
+	$(MCP_ONE_X_FLOOR_VENV)/bin/pytest -q tests/mcp $(MCP_TWO_X_ONLY) \
+		> $(MCP_ONE_X_FLOOR_VENV)/pytest.log 2>&1 & one_x=$$!; \
+	$(MCP_FLOOR_VENV)/bin/pytest tests/mcp; two_x=$$?; \
+	wait $$one_x; status=$$?; echo "mcp $(MCP_ONE_X_FLOOR):"; cat $(MCP_ONE_X_FLOOR_VENV)/pytest.log; \
+	test $$two_x -eq 0 && test $$status -eq 0
 
 # This library's middleware on strands' own Temporal integration (temporalio-strands-agents), in a
 # venv of its own: that package needs mcp below 2, which the dev extra's MCP gateway cannot have.

@@ -6,15 +6,17 @@ code and activities share this module's objects: `SEEN` records where each handl
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
 from strands import tool
+from strands.types.exceptions import ModelThrottledException
 from temporalio import activity, workflow
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage
 from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
-from strands_middleware.catalog import Redact, ToolApproval
+from strands_middleware.catalog import Redact, Retry, ToolApproval
 from strands_middleware.durable import for_temporal_host, in_workflow
 from strands_middleware.testing import text_turn, tool_turn
 
@@ -64,3 +66,33 @@ MIDDLEWARE = for_temporal_host(
         in_workflow(ExecuteToolStage.wrap(recorder("tool"))),
     ],
 )
+
+
+def throttled_once() -> ScriptedStrandsModel:
+    """A model whose first call fails as a throttled provider's would."""
+    model = ScriptedStrandsModel(
+        [
+            ModelThrottledException("slow down"),
+            tool_turn("lookup", {"order": 7}, tool_use_id="call-lookup"),
+            text_turn("Paid."),
+        ]
+    )
+    MODELS.append(model)
+    return model
+
+
+DELAYS: list[float] = []
+"""Every delay a `Retry` waited in workflow code."""
+
+
+async def recorded_sleep(seconds: float) -> None:
+    DELAYS.append(seconds)
+    await asyncio.sleep(seconds)  # workflow code: a durable timer
+
+
+RETRY = for_temporal_host(
+    "strands",
+    [Retry(attempts=3, on=ModelThrottledException, backoff=0.2, jitter=0.5, sleep=recorded_sleep)],
+)
+
+RETRY_OTHER_ERRORS = for_temporal_host("strands", [Retry(attempts=3, on=ConnectionError)])

@@ -5,13 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
+    from strands.types.exceptions import ModelThrottledException
     from temporalio.strands_agents import TemporalAgent
 
     from strands_middleware.bridges.strands import StrandsBridge
 
-    from .strands_temporal_agent import APPROVAL, MIDDLEWARE, lookup
+    from .strands_temporal_agent import APPROVAL, MIDDLEWARE, RETRY, RETRY_OTHER_ERRORS, lookup
 
 
 @workflow.defn
@@ -60,3 +62,26 @@ class StrandsTemporalApproval:
             *tool_results,
             str(done).strip(),
         ]
+
+
+@workflow.defn
+class StrandsTemporalRetry:
+    """A model call that fails once, as the provider's exception; `Retry` names which to retry."""
+
+    @workflow.run
+    async def run(self, other_errors: bool) -> str:
+        agent = TemporalAgent(
+            model="scripted",
+            start_to_close_timeout=timedelta(seconds=20),
+            retry_policy=RetryPolicy(maximum_attempts=1),  # the handlers decide, not Temporal
+            tools=[lookup],
+            callback_handler=None,
+        )
+        StrandsBridge.of(agent).use(*(RETRY_OTHER_ERRORS if other_errors else RETRY))
+        try:
+            result = await agent.invoke_async("Is order 7 paid?")
+        except ModelThrottledException as error:
+            return f"raised {type(error).__name__}: {error}"
+        except Exception as error:
+            return f"raised {type(error).__name__}"
+        return str(result).strip()

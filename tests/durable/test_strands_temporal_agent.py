@@ -16,8 +16,12 @@ from temporalio.worker import Worker
 
 from strands_middleware.durable import workflow_runner
 
-from .strands_temporal_agent import MODELS, SEEN, scripted_model
-from .strands_temporal_workflow import StrandsTemporalApproval, StrandsTemporalRun
+from .strands_temporal_agent import DELAYS, MODELS, SEEN, scripted_model, throttled_once
+from .strands_temporal_workflow import (
+    StrandsTemporalApproval,
+    StrandsTemporalRetry,
+    StrandsTemporalRun,
+)
 from .temporal_server import TemporalServer
 
 
@@ -53,3 +57,34 @@ async def test_an_approval_pauses_in_workflow_code_and_the_model_is_not_asked_ag
         )
     assert output == ["interrupt", "approve-tool-call", "order 7: 5 EUR, paid", "Paid."]
     assert len(MODELS[-1].script.requests) == 2  # the resume did not ask the model again
+
+
+async def run_throttled(temporal_server: TemporalServer, *, other_errors: bool) -> str:
+    plugin = StrandsPlugin(models={"scripted": throttled_once})
+    client = await Client.connect(temporal_server.address, plugins=[plugin])
+    queue = f"strands-{uuid.uuid4().hex[:8]}"
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=[StrandsTemporalRetry],
+        workflow_runner=workflow_runner(),
+    ):
+        return await client.execute_workflow(
+            StrandsTemporalRetry.run, other_errors, id=queue, task_queue=queue
+        )
+
+
+async def test_retry_matches_the_providers_exception_through_the_model_activity(
+    temporal_server: TemporalServer,
+) -> None:
+    DELAYS.clear()
+    assert await run_throttled(temporal_server, other_errors=False) == "Paid."
+    assert len(MODELS[-1].script.requests) == 3  # the throttled call, its retry, the last turn
+    assert len(DELAYS) == 1 and 0.1 <= DELAYS[0] <= 0.3  # backoff 0.2, jitter drawn in workflow
+
+
+async def test_an_error_retry_does_not_name_is_not_retried(temporal_server: TemporalServer) -> None:
+    output = await run_throttled(temporal_server, other_errors=True)
+    assert len(MODELS[-1].script.requests) == 1
+    # Not among the classes Retry names, so the caller gets Temporal's error, as without Retry.
+    assert output == "raised ActivityError"

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import mcp_types
 from anyio.abc import Process
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from anyio.streams.text import TextReceiveStream
+from mcp import types
 from mcp.shared.message import SessionMessage
+
+from strands_middleware.mcp._sdk import ONE_X
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = [sys.executable, str(Path(__file__).with_name("upstream_server.py"))]
@@ -106,6 +108,10 @@ async def _read_lines(
 
 def _parse(line: str) -> SessionMessage | Exception:
     try:
+        if ONE_X:
+            return SessionMessage(types.JSONRPCMessage.model_validate_json(line))  # type: ignore[attr-defined]
+        import mcp_types
+
         return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as error:
         return error
@@ -162,6 +168,18 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+def is_error(result: Any) -> bool:
+    """A CallToolResult's error flag, by its 2.x or 1.x name."""
+    return bool(result.is_error if hasattr(result, "is_error") else result.isError)
+
+
+def structured_of(result: Any) -> Any:
+    """A CallToolResult's structured content, by its 2.x or 1.x name."""
+    if hasattr(result, "structured_content"):
+        return result.structured_content
+    return result.structuredContent
 
 
 def text_of(result: Any) -> str:

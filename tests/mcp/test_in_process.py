@@ -144,7 +144,9 @@ def test_model_middleware_is_refused_at_registration() -> None:
     assert not gate.middleware_registry.has_handlers(ExecuteToolStage)
 
 
-def test_the_1x_sdk_is_refused_with_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_sdk_older_than_1_23_is_refused_with_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import importlib
     import importlib.metadata
 
@@ -152,10 +154,12 @@ def test_the_1x_sdk_is_refused_with_a_clear_error(monkeypatch: pytest.MonkeyPatc
 
     real = importlib.metadata.version
     monkeypatch.setattr(
-        importlib.metadata, "version", lambda name: "1.30.0" if name == "mcp" else real(name)
+        importlib.metadata, "version", lambda name: "1.22.0" if name == "mcp" else real(name)
     )
     try:
-        with pytest.raises(ImportError, match=r"needs the mcp SDK 2\.0 or newer, and mcp 1\.30\.0"):
+        with pytest.raises(
+            ImportError, match=r"needs the mcp SDK 1\.23 or newer, and mcp 1\.22\.0"
+        ):
             importlib.reload(package)
     finally:
         monkeypatch.undo()

@@ -13,7 +13,16 @@ import pytest
 from mcp import ClientSession, types
 
 from .conftest import StartProxy, calls
-from .processes import PROXY, UPSTREAM, alive, environment, mcp_process, text_of
+from .processes import (
+    PROXY,
+    UPSTREAM,
+    alive,
+    environment,
+    is_error,
+    mcp_process,
+    structured_of,
+    text_of,
+)
 
 
 def _wire(model: Any) -> Any:
@@ -47,7 +56,7 @@ async def test_lists_resources_and_prompts_pass_through_unchanged(
         ClientSession(proxy.read, proxy.write, message_handler=collect) as client,
     ):
         init = await client.initialize()
-        assert init.server_info.name == "upstream"
+        assert _wire(init)["serverInfo"]["name"] == "upstream"
         assert init.instructions == "the test upstream"
         seen = [
             _wire(await client.list_tools()),
@@ -60,7 +69,9 @@ async def test_lists_resources_and_prompts_pass_through_unchanged(
         with anyio.fail_after(10):
             await arrived.wait()
     assert seen == expected
-    assert [type(message).__name__ for message in notified] == ["ToolListChangedNotification"]
+    # 1.x hands a client the notification wrapped in ServerNotification.
+    names = [type(getattr(message, "root", message)).__name__ for message in notified]
+    assert names == ["ToolListChangedNotification"]
 
 
 async def test_every_call_runs_through_the_middleware(
@@ -83,11 +94,11 @@ async def test_every_call_runs_through_the_middleware(
         counted = await client.call_tool("count", {"to": 2}, progress_callback=on_progress)
     assert text_of(counted) == "COUNTED"
     assert progress == [(1, 2, "1 of 2"), (2, 2, "2 of 2")]  # the upstream's progress, relayed
-    assert added.structured_content == {"sum": 7} and not added.is_error
+    assert structured_of(added) == {"sum": 7} and not is_error(added)
     assert text_of(echoed) == "QUIET"  # shout rewrote the result
-    assert not image.is_error and isinstance(image.content[0], types.ImageContent)
-    assert image.content[0].mime_type == "image/png"
-    assert failed.is_error and "ERROR EXECUTING TOOL FAIL" in text_of(failed)  # isError both ways
+    assert not is_error(image) and isinstance(image.content[0], types.ImageContent)
+    assert image.content[0].model_dump(by_alias=True)["mimeType"] == "image/png"
+    assert is_error(failed) and "ERROR EXECUTING TOOL FAIL" in text_of(failed)  # isError both ways
     assert calls(call_log) == ["add", "echo", "pixel", "fail"]  # count does not log
 
 
@@ -127,8 +138,8 @@ async def test_a_handler_answering_alone_keeps_the_upstream_from_being_called(
         await client.initialize()
         mocked = await client.call_tool("echo", {"text": "hello"})
         real = await client.call_tool("add", {"a": 1, "b": 1})
-    assert text_of(mocked) == "mocked echo" and not mocked.is_error
-    assert real.structured_content == {"sum": 2}
+    assert text_of(mocked) == "mocked echo" and not is_error(mocked)
+    assert structured_of(real) == {"sum": 2}
     assert calls(call_log) == ["add"]
 
 
@@ -142,9 +153,9 @@ async def test_a_handler_exception_is_an_error_result_naming_the_tool(
         await client.initialize()
         broken = await client.call_tool("echo", {"text": "hello"})
         again = await client.call_tool("add", {"a": 1, "b": 1})
-    assert broken.is_error
+    assert is_error(broken)
     assert "'echo'" in text_of(broken) and "the gate is broken" in text_of(broken)
-    assert again.is_error  # the proxy keeps serving
+    assert is_error(again)  # the proxy keeps serving
     assert calls(call_log) == []
     assert "explode" in proxy.stderr()  # logged, naming the handler
 
@@ -159,20 +170,20 @@ async def test_an_upstream_killed_mid_call_is_an_error_then_restarted(
         await client.initialize()
         first = text_of(await client.call_tool("pid", {}))
         died = await client.call_tool("die", {"seconds": 0.2})
-        assert died.is_error
+        assert is_error(died)
         assert "upstream `" in text_of(died) and "upstream_server.py" in text_of(died)
         assert "exited during the call to tool 'die'" in text_of(died)
         assert not alive(int(first))
         with anyio.fail_after(20):
             while True:  # the restart takes a moment: calls meanwhile are error results
                 answer = await client.call_tool("pid", {})
-                if not answer.is_error:
+                if not is_error(answer):
                     break
                 await anyio.sleep(0.1)
         second = text_of(answer)
         assert second != first and alive(int(second))
         added = await client.call_tool("add", {"a": 1, "b": 2})
-    assert added.structured_content == {"sum": 4}
+    assert structured_of(added) == {"sum": 4}
 
 
 async def test_an_upstream_too_slow_is_an_error_naming_it(start_proxy: StartProxy) -> None:
@@ -182,7 +193,7 @@ async def test_an_upstream_too_slow_is_an_error_naming_it(start_proxy: StartProx
     ):
         await client.initialize()
         slow = await client.call_tool("sleep", {"seconds": 3})
-        assert slow.is_error
+        assert is_error(slow)
         assert "did not answer the call to tool 'sleep' within 0.5 s" in text_of(slow)
         assert "upstream_server.py" in text_of(slow)
 
@@ -279,7 +290,7 @@ async def test_a_proxy_serving_http_is_another_proxys_upstream_url(
             await client.initialize()
             added = await client.call_tool("add", {"a": 2, "b": 3})  # doubled by the HTTP proxy
             echoed = await client.call_tool("echo", {"text": "over http"})  # shouted by this one
-    assert added.structured_content == {"sum": 7}
+    assert structured_of(added) == {"sum": 7}
     assert text_of(echoed) == "OVER HTTP"
     assert calls(call_log) == ["add", "echo"]
 
@@ -298,7 +309,9 @@ async def test_an_upstream_answering_garbage_is_an_error_naming_it(
         broken = await client.call_tool("broken", {})
         noise = await client.call_tool("noise", {})
         again = await client.call_tool("broken", {})
-    assert broken.is_error and "garbage_server.py" in text_of(broken)
+    assert is_error(broken) and "garbage_server.py" in text_of(broken)
     assert "answered the call to tool 'broken' with garbage" in text_of(broken)
-    assert noise.is_error and "did not answer the call to tool 'noise' within 1 s" in text_of(noise)
-    assert again.is_error and "with garbage" in text_of(again)  # still serving
+    assert is_error(noise) and "did not answer the call to tool 'noise' within 1 s" in text_of(
+        noise
+    )
+    assert is_error(again) and "with garbage" in text_of(again)  # still serving

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp import ClientSession, types
-from mcp.shared.exceptions import MCPError
+from mcp import ClientSession
+
+from strands_middleware.mcp._sdk import TIMEOUT_CODE, SdkError, read_timeout
 
 from ..stores.redis_server import RedisServer, start_redis_server
 from .conftest import StartProxy, calls
@@ -42,7 +43,7 @@ async def test_a_rate_limit_in_redis_holds_across_proxies(
         allowed = await one.call_tool("echo", {"text": "first"})
         assert text_of(allowed) == "first"
         # The bucket held one call and refills in a minute: the other proxy's call waits.
-        with pytest.raises(MCPError) as waited:
-            await other.call_tool("echo", {"text": "second"}, read_timeout_seconds=3)
-        assert waited.value.error.code == types.REQUEST_TIMEOUT
+        with pytest.raises(SdkError) as waited:
+            await other.call_tool("echo", {"text": "second"}, read_timeout_seconds=read_timeout(3))
+        assert waited.value.error.code == TIMEOUT_CODE
     assert calls(call_log) == ["echo"]

@@ -13,16 +13,22 @@ import time
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ImageContent
 from pydantic import BaseModel
+
+try:  # mcp 2.x
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver import MCPServer as Server
+except ModuleNotFoundError:  # mcp 1.x
+    from mcp.server.fastmcp import Context  # type: ignore[no-redef]
+    from mcp.server.fastmcp import FastMCP as Server  # type: ignore[no-redef]
 
 # One transparent pixel, the smallest PNG there is.
 PIXEL = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 )
 
-server = MCPServer("upstream", instructions="the test upstream", log_level="WARNING")
+server = Server("upstream", instructions="the test upstream", log_level="WARNING")
 
 
 def _record(name: str, arguments: dict[str, Any]) -> None:
@@ -57,7 +63,8 @@ def delete_file(path: str) -> str:
 def pixel() -> ImageContent:
     """An image."""
     _record("pixel", {})
-    return ImageContent(data=base64.b64encode(PIXEL).decode(), mime_type="image/png")
+    data = base64.b64encode(PIXEL).decode()
+    return ImageContent.model_validate({"type": "image", "data": data, "mimeType": "image/png"})
 
 
 @server.tool()

@@ -66,6 +66,8 @@ class Retry(CatalogMiddleware):
         jitter: Fraction of the delay added or removed at random (0 disables).
         repeat_events: Retry even after events reached the consumer.
         sleep: How to wait (tests pass a recorder).
+        draw: Where jitter comes from: a function returning a float in ``[0, 1)``. Code that
+            must replay the same delays (a Temporal workflow) passes a seeded source.
     """
 
     def __init__(
@@ -81,6 +83,7 @@ class Retry(CatalogMiddleware):
         jitter: float = 0.1,
         repeat_events: bool = False,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        draw: Callable[[], float] = random.random,
     ) -> None:
         check_call_stage("Retry", stage)
         check_whole_number("Retry", "attempts", attempts, minimum=1)
@@ -110,12 +113,13 @@ class Retry(CatalogMiddleware):
         self.jitter = jitter
         self.repeat_events = repeat_events
         self._sleep = sleep
+        self.draw = draw
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
         base = min(self.backoff * self.factor ** (attempt - 1), self.max_delay)
         if self.jitter:
-            base *= 1 + self.jitter * (2 * random.random() - 1)
+            base *= 1 + self.jitter * (2 * self.draw() - 1)
         return max(base, 0.0)
 
     def _retryable(self, error: BaseException | None) -> bool:

@@ -11,17 +11,29 @@ hosts' releases named in ``docs/durable.md``):
   activity**, once per attempt.
 
 `for_temporal_host` checks a list of middleware against one of them, with the declarations of
-`PLACEMENTS`: an item is refused where the host would run it on a side it cannot run on.
+`PLACEMENTS`: an item is refused where the host would run it on a side it cannot run on, unless
+the host lets it run there as it documents (`_HOST_ALLOWS`):
+
+* `Retry` in workflow code: its sleep is ``asyncio.sleep``, which workflow code turns into a
+  durable timer, and each attempt calls ``next_fn`` again, which schedules a new activity. What
+  it needs there: jitter drawn from ``workflow.random()`` (replayed with the same seed), so the
+  item is registered as a copy with that ``draw``, and the provider's exception instead of
+  Temporal's ``ActivityError`` (`ProviderErrors`, registered innermost, after the list).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import copy
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, TypeAlias, cast
 
+from temporalio import workflow
+
+from ..catalog import Retry
 from ..engine._registry import MiddlewareSource
 from ..engine._stage import Middleware, MiddlewareStage
 from ..stages._invoke_model import InvokeModelStage
+from ._host_errors import ProviderErrors
 from ._placement import Placed, PlacementError, Side, rule_of
 
 __all__ = ["TemporalHost", "for_temporal_host"]
@@ -34,6 +46,24 @@ _HOST_NAMES: dict[str, str] = {
     "strands": "temporalio-strands-agents' TemporalAgent",
     "pydantic-ai": "pydantic-ai's TemporalDurability",
 }
+
+
+def _workflow_draw() -> float:
+    return workflow.random().random()
+
+
+def _retry_in_workflow(item: Retry, errors: list[type[BaseException]]) -> Retry:
+    errors.extend(item.on)
+    clone = copy.copy(item)
+    clone.draw = _workflow_draw
+    return clone
+
+
+_HOST_ALLOWS: dict[tuple[str, type[Any]], Callable[[Any, list[type[BaseException]]], Any]] = {
+    ("strands", Retry): _retry_in_workflow,
+}
+"""Items a host runs on a side their declaration refuses, and how each is registered there (it
+adds the exception classes it matches on to the list it is given)."""
 
 
 def _host_side(host: TemporalHost, stage: MiddlewareStage[Any, Any, Any]) -> Side:
@@ -50,7 +80,10 @@ def for_temporal_host(
     Each handler must be able to run where the host runs its stage (module notes). Catalog
     items are checked by their declaration; your own `Middleware` must be placed with
     `in_workflow` or `in_activity` where the host runs it, which says you checked it can run
-    there.
+    there. On ``"strands"``, a `Retry` runs in workflow code: it is returned as a copy drawing
+    its jitter from ``workflow.random()``, and the list ends with handlers that turn Temporal's
+    ``ActivityError`` back into the provider's exception (matched by class name among the
+    classes of ``on=`` and their subclasses), so register the list after your other handlers.
 
     Example:
         ```python
@@ -65,8 +98,13 @@ def for_temporal_host(
     if host not in _HOST_NAMES:
         raise ValueError(f"host must be 'strands' or 'pydantic-ai', got {host!r}")
     accepted: list[MiddlewareSource] = []
+    errors: list[type[BaseException]] = []
     for item in middleware:
         source: object = item.source if isinstance(item, Placed) else item
+        allow = _HOST_ALLOWS.get((host, type(source)))
+        if allow is not None:
+            accepted.append(allow(source, errors))
+            continue
         rule = rule_of(source)
         handlers = (
             [source] if isinstance(source, Middleware) else list(cast("Iterable[Any]", source))
@@ -91,4 +129,6 @@ def for_temporal_host(
                     f"{handler.stage.name} handlers in {where}"
                 )
         accepted.append(item.source if isinstance(item, Placed) else item)
+    if errors:
+        accepted.extend(ProviderErrors(errors).middleware())
     return accepted

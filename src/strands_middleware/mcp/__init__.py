@@ -10,6 +10,7 @@ MCP elicitation. Needs the ``mcp`` extra (``pip install "strands-middleware[mcp]
 * `ToolGate`: the same on a server you run yourself, as one of its server middleware.
 """
 
+import re as _re
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
 from importlib.metadata import version as _version
 
@@ -19,12 +20,12 @@ except _PackageNotFoundError as _missing:
     raise ImportError(
         'strands_middleware.mcp needs the mcp SDK: pip install "strands-middleware[mcp]"'
     ) from _missing
-if int(_MCP.split(".")[0]) < 2:
-    # The 1.x SDK has neither the server middleware the gate is nor the server API the proxy
-    # builds on; without this, the failure would be an ImportError deep inside.
+if tuple(int(part) for part in _re.findall(r"\d+", _MCP)[:2]) < (1, 23):
+    # Older 1.x releases lack client and server APIs the gateway calls; without this, the
+    # failure would be an AttributeError deep inside a call.
     raise ImportError(
-        f"strands_middleware.mcp needs the mcp SDK 2.0 or newer, and mcp {_MCP} is installed: "
-        'pip install "strands-middleware[mcp]" (mcp>=2.0.0,<2.2)'
+        f"strands_middleware.mcp needs the mcp SDK 1.23 or newer, and mcp {_MCP} is installed: "
+        'pip install "strands-middleware[mcp]" (mcp>=1.23.0,<2.2)'
     )
 
 from ._gate import APPROVAL_SCHEMA, ToolGate

@@ -22,11 +22,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from mcp import types
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.shared.exceptions import MCPError
 
 from ..content import ToolResult, ToolSpec, ToolUse
 from ..engine._registry import MiddlewareSource
@@ -39,7 +37,11 @@ from ..host._tool_call import make_tool_terminal, run_tool_stage, tool_call_cont
 from ..interrupts import Interrupt
 from ..stages._execute_tool import ExecuteToolStage
 from ..stages._invoke_model import InvokeModelStage
-from ._results import call_tool_result, tool_result, tool_spec
+from ._results import call_tool_result, copied, tool_result, tool_spec, wire_of
+from ._sdk import SdkError, can_send_request, install_gate, sdk_error
+
+if TYPE_CHECKING:
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 __all__ = ["APPROVAL_SCHEMA", "ToolGate"]
 
@@ -95,7 +97,9 @@ class ToolGate(MiddlewareHostMixin):
     """Runs every ``tools/call`` of a low-level MCP server through ExecuteToolStage.
 
     Register it as a server middleware: ``server.middleware.append(gate)`` on a low-level
-    ``mcp.server.lowlevel.Server``, or ``MCPServer(..., middleware=[gate])``. The server's own
+    ``mcp.server.lowlevel.Server``, or ``MCPServer(..., middleware=[gate])`` (mcp 2.x); or with
+    ``gate.install(server)``, which works on both SDK lines (on 1.x, call it once the server's
+    ``tools/call`` handler is registered: 1.x servers have no middleware). The server's own
     ``tools/call`` handler is the tool; the handlers see ``tool_use = {"toolUseId", "name",
     "input"}`` (the call's arguments) and the tool's spec from the server's ``tools/list``.
 
@@ -140,6 +144,20 @@ class ToolGate(MiddlewareHostMixin):
         if middleware:
             self.use(*middleware)
 
+    def install(self, server: Any) -> None:
+        """Put the gate in front of ``server``'s ``tools/call`` handler.
+
+        ``server`` is a low-level ``mcp.server.lowlevel.Server``, a 2.x ``MCPServer`` or a 1.x
+        ``FastMCP``. On mcp 2.x the gate becomes one of the server's middleware; on 1.x the
+        server's ``tools/call`` handler is wrapped, so register your tools first. Installing
+        the gate twice on one server installs it once.
+        """
+        lowlevel = getattr(server, "_lowlevel_server", None) or getattr(server, "_mcp_server", None)
+        target = lowlevel if lowlevel is not None else server
+        if self in getattr(target, "middleware", ()):
+            return
+        install_gate(target, self)
+
     def forget_tools(self) -> None:
         """Drop the cached tool specs: call it when the server's tool list changes."""
         self._specs.clear()
@@ -163,7 +181,7 @@ class ToolGate(MiddlewareHostMixin):
         if isinstance(state, str) and state.startswith(_STATE_PREFIX):
             paused = self._paused.pop(state, None)
             if paused is None or paused.tool_use["name"] != name:
-                raise MCPError(
+                raise sdk_error(
                     types.INVALID_PARAMS,
                     f"requestState {state!r} names no paused call to tool {name!r} on this "
                     "server (it was answered already, or the server restarted): call the tool "
@@ -193,7 +211,7 @@ class ToolGate(MiddlewareHostMixin):
                 return outcome[0]
             asked = outcome
             session = call.ctx.session
-            if not session.can_send_request:
+            if not can_send_request(session):
                 return self._input_required(call, asked)
             for interrupt in asked:
                 refusal = await _elicit(call, interrupt)
@@ -244,9 +262,11 @@ class ToolGate(MiddlewareHostMixin):
             answer = {"toolUseId": answer["toolUseId"], "status": "error", "content": content}
         mapped = call_tool_result(answer)
         schema = self._output_schemas.get(call.tool_use["name"])
-        if schema is not None and not mapped.is_error and mapped.structured_content is None:
-            mapped.structured_content = _structured(mapped, schema)
-        return (mapped,)
+        if schema is not None and not mapped.get("isError") and "structuredContent" not in mapped:
+            structured = _structured(mapped, schema)
+            if structured is not None:
+                mapped["structuredContent"] = structured
+        return (types.CallToolResult.model_validate(mapped),)
 
     async def _spec(self, call: _Call) -> ToolSpec | None:
         name = call.tool_use["name"]
@@ -270,12 +290,13 @@ class ToolGate(MiddlewareHostMixin):
             listed = await call.call_next(
                 dataclasses.replace(call.ctx, method="tools/list", params=params)
             )
-            page = types.ListToolsResult.model_validate(_wire(listed))
-            specs.update((tool.name, tool_spec(tool)) for tool in page.tools)
+            page = wire_of(listed)
+            tools = cast("list[dict[str, Any]]", page.get("tools") or [])
+            specs.update((tool["name"], tool_spec(tool)) for tool in tools)
             schemas.update(
-                (tool.name, tool.output_schema) for tool in page.tools if tool.output_schema
+                (tool["name"], tool["outputSchema"]) for tool in tools if tool.get("outputSchema")
             )
-            cursor = page.next_cursor
+            cursor = page.get("nextCursor")
             if not cursor:
                 break
         self._specs = specs
@@ -322,7 +343,7 @@ class _ServerTool:
         if params != ctx.params:
             ctx = dataclasses.replace(ctx, params=params)
         wire = await self._call.call_next(ctx)
-        raw = _wire(wire)
+        raw = wire_of(wire)
         if raw.get("resultType") == "input_required":
             yield ToolResultEvent.error(
                 tool_use["toolUseId"],
@@ -330,20 +351,21 @@ class _ServerTool:
                 "call through ExecuteToolStage middleware cannot carry",
             )
             return
-        # Two conversions: handlers may edit the one they see in place; the other is what
-        # "unchanged" is checked against.
-        self.answer = (wire, tool_result(tool_use["toolUseId"], raw))
-        yield ToolResultEvent(tool_result(tool_use["toolUseId"], raw))
+        # Handlers may edit the result they see in place: "unchanged" is checked against a copy.
+        seen = tool_result(tool_use["toolUseId"], raw)
+        self.answer = (wire, seen)
+        yield ToolResultEvent(copied(seen))
 
 
-def _structured(result: types.CallToolResult, schema: dict[str, Any]) -> Any:
+def _structured(result: dict[str, Any], schema: dict[str, Any]) -> Any:
     """Structured content for a rewritten answer to a tool with an output schema, or None.
 
     Clients refuse a successful result without it. A handler's answer that is one text block
     gives it: JSON text holding an object is that object; other text fills the schema's one
     string property (the shape SDK servers give a tool returning a string).
     """
-    texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+    blocks = cast("list[dict[str, Any]]", result.get("content") or [])
+    texts = [str(block["text"]) for block in blocks if block.get("type") == "text"]
     if len(texts) != 1:
         return None
     try:
@@ -358,14 +380,6 @@ def _structured(result: types.CallToolResult, schema: dict[str, Any]) -> Any:
         if isinstance(spec, dict) and cast("dict[str, Any]", spec).get("type") == "string":
             return {key: texts[0]}
     return None
-
-
-def _wire(result: HandlerResult) -> dict[str, Any]:
-    if result is None:
-        return {}
-    if isinstance(result, dict):
-        return result
-    return result.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 def _question(call: _Call, interrupt: Interrupt) -> str:
@@ -386,7 +400,7 @@ async def _elicit(call: _Call, interrupt: Interrupt) -> HandlerResult | None:
         answer = await session.elicit_form(
             _question(call, interrupt), APPROVAL_SCHEMA, related_request_id=call.ctx.request_id
         )
-    except MCPError as error:
+    except SdkError as error:
         return _refused(call, f"asking the client's user failed ({error.error.message})", interrupt)
     return _answer(call, [interrupt], {interrupt.id: answer})
 
@@ -423,4 +437,6 @@ def _refused(call: _Call, why: str, interrupt: Interrupt | None) -> HandlerResul
         f"tool {call.tool_use['name']!r} was not called: it needs approval{what} and {why}. "
         "Approval was required; the tool did not run."
     )
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+    return types.CallToolResult.model_validate(
+        {"content": [{"type": "text", "text": text}], "isError": True}
+    )

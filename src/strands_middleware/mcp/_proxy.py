@@ -16,20 +16,30 @@ from typing import Any, TypeVar, cast
 import anyio
 import pydantic
 from mcp import ClientSession, types
-from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPError
 
 from ..engine._registry import MiddlewareSource
 from ._gate import ToolGate
+from ._sdk import (
+    TIMEOUT_CODE,
+    SdkError,
+    build_server,
+    can_send_request,
+    http_app,
+    notification,
+    read_timeout,
+    report_progress,
+    sdk_error,
+    send_elicitation,
+)
 from ._upstream import Upstream, UpstreamUnavailableError
 
 __all__ = ["McpProxy"]
 
 _logger = logging.getLogger("strands_middleware")
 
-Ctx = ServerRequestContext[Any, Any]
+Ctx = Any  # a request's context: 2.x ServerRequestContext, or its 1.x stand-in (_sdk)
 T = TypeVar("T")
 
 
@@ -115,7 +125,7 @@ class McpProxy:
         with _unwrapped():
             async with anyio.create_task_group() as group:
                 server = await self._start(group)
-                app = server.streamable_http_app(host=host)
+                app = http_app(server, host)
                 config = uvicorn.Config(
                     app, host=host, port=port, lifespan="on", log_level="warning"
                 )
@@ -131,26 +141,27 @@ class McpProxy:
         """The low-level server that forwards to the (connected) upstream, the gate in front."""
         init = self._upstream.initialize_result
         offered = init.capabilities if init is not None else types.ServerCapabilities()
-        info = init.server_info if init is not None else None
+        info = _field(init, "server_info", "serverInfo") if init is not None else None
         handlers: dict[str, Any] = {}
         if offered.tools is not None:
-            handlers.update(on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+            handlers.update({"tools/list": self._list_tools, "tools/call": self._call_tool})
         if offered.resources is not None:
             handlers.update(
-                on_list_resources=self._list_resources,
-                on_list_resource_templates=self._list_resource_templates,
-                on_read_resource=self._read_resource,
+                {
+                    "resources/list": self._list_resources,
+                    "resources/templates/list": self._list_resource_templates,
+                    "resources/read": self._read_resource,
+                }
             )
         if offered.prompts is not None:
-            handlers.update(on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt)
-        server: Server[Any] = Server(
+            handlers.update({"prompts/list": self._list_prompts, "prompts/get": self._get_prompt})
+        return build_server(
             self._name or (info.name if info is not None else "strands-middleware-mcp-proxy"),
-            version=info.version if info is not None else "",
+            version=info.version if info is not None else None,
             instructions=init.instructions if init is not None else None,
-            **handlers,
+            handlers=handlers,
+            gate=self.gate,
         )
-        server.middleware.append(self.gate)
-        return server
 
     # ---- forwarding ----------------------------------------------------------------------------
 
@@ -159,7 +170,7 @@ class McpProxy:
         try:
             return await self._upstream.session(self._timeout)
         except UpstreamUnavailableError as error:
-            raise MCPError(types.INTERNAL_ERROR, str(error)) from error
+            raise sdk_error(types.INTERNAL_ERROR, str(error)) from error
 
     async def _call_tool(
         self, ctx: Ctx, params: types.CallToolRequestParams
@@ -181,23 +192,23 @@ class McpProxy:
             return _error(f"tool {name!r} was not called: {error}")
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(progress, total, message)
+            await report_progress(ctx, progress, total, message)
 
         try:
             return await session.call_tool(
                 name,
                 params.arguments,
-                read_timeout_seconds=self._timeout,
+                read_timeout_seconds=read_timeout(self._timeout),
                 progress_callback=progress,
             )
-        except MCPError as error:
+        except SdkError as error:
             if error.error.code == types.CONNECTION_CLOSED:
                 self._upstream.lost(session)
                 return _error(
                     f"{self._upstream} exited during the call to tool {name!r} (it is being "
                     f"restarted; the call may or may not have taken effect): {error.error.message}"
                 )
-            if error.error.code == types.REQUEST_TIMEOUT:
+            if error.error.code == TIMEOUT_CODE:
                 return _error(
                     f"{self._upstream} did not answer the call to tool {name!r} within "
                     f"{self._timeout:g} s"
@@ -264,26 +275,26 @@ class McpProxy:
         try:
             with anyio.fail_after(self._timeout):
                 return await request
-        except MCPError as error:
+        except SdkError as error:
             if error.error.code == types.CONNECTION_CLOSED:
                 self._upstream.lost(session)
-                raise MCPError(
+                raise sdk_error(
                     types.INTERNAL_ERROR,
                     f"{self._upstream} exited during {method}; it is being restarted",
                 ) from error
             raise
         except TimeoutError as error:
-            raise MCPError(
+            raise sdk_error(
                 types.INTERNAL_ERROR,
                 f"{self._upstream} did not answer {method} within {self._timeout:g} s",
             ) from error
         except pydantic.ValidationError as error:
-            raise MCPError(
+            raise sdk_error(
                 types.INTERNAL_ERROR, f"{self._upstream} answered {method} with garbage"
             ) from error
         except (anyio.ClosedResourceError, anyio.BrokenResourceError) as error:
             self._upstream.lost(session)
-            raise MCPError(
+            raise sdk_error(
                 types.INTERNAL_ERROR, f"{self._upstream} is gone; it is being restarted"
             ) from error
 
@@ -296,7 +307,7 @@ class McpProxy:
         newest tools/call in flight (a request may be sent to the client only while one of its
         own requests is open).
         """
-        open_calls = [session for session in self._calls if session.can_send_request]
+        open_calls = [session for session in self._calls if can_send_request(session)]
         client = open_calls[-1] if open_calls else None
         if client is None:
             return types.ErrorData(
@@ -304,15 +315,13 @@ class McpProxy:
                 message="the proxy's client cannot be asked on this connection",
             )
         try:
-            answer: types.ElicitResult = await client.send_request(
-                types.ElicitRequest(params=params), types.ElicitResult
-            )
-        except MCPError as error:
+            return await send_elicitation(client, params)
+        except SdkError as error:
             return error.error
-        return answer
 
     async def _from_upstream(self, message: Any) -> None:
         """Pass the upstream's list-changed notifications on to the client."""
+        message = notification(message)
         if isinstance(message, Exception):
             _logger.warning("%s sent something that is not MCP: %s", self._upstream, message)
             return
@@ -350,10 +359,17 @@ def _notifications(init: Any) -> NotificationOptions:
     """Advertise the list-changed notifications the upstream advertises."""
     caps = init.capabilities if init is not None else types.ServerCapabilities()
     return NotificationOptions(
-        tools_changed=bool(caps.tools and caps.tools.list_changed),
-        resources_changed=bool(caps.resources and caps.resources.list_changed),
-        prompts_changed=bool(caps.prompts and caps.prompts.list_changed),
+        tools_changed=bool(caps.tools and _field(caps.tools, "list_changed", "listChanged")),
+        resources_changed=bool(
+            caps.resources and _field(caps.resources, "list_changed", "listChanged")
+        ),
+        prompts_changed=bool(caps.prompts and _field(caps.prompts, "list_changed", "listChanged")),
     )
+
+
+def _field(model: Any, name: str, one_x_name: str) -> Any:
+    """A model's field by its 2.x name, or its 1.x (camelCase) one."""
+    return getattr(model, name, None) if hasattr(model, name) else getattr(model, one_x_name)
 
 
 def _page(params: types.PaginatedRequestParams | None) -> types.PaginatedRequestParams | None:
@@ -368,4 +384,6 @@ def _page(params: types.PaginatedRequestParams | None) -> types.PaginatedRequest
 
 
 def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+    return types.CallToolResult.model_validate(
+        {"content": [{"type": "text", "text": text}], "isError": True}
+    )

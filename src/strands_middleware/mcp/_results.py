@@ -18,17 +18,57 @@ from typing import Any, cast
 from mcp import types
 
 from ..content import ToolResult, ToolResultContent, ToolSpec
+from ._sdk import IS_ERROR, STRUCTURED_CONTENT
 
-__all__ = ["call_tool_result", "tool_result", "tool_spec"]
+__all__ = ["call_tool_result", "copied", "tool_result", "tool_spec", "wire_of"]
 
 
-def tool_spec(tool: types.Tool) -> ToolSpec:
-    """The Converse spec of an MCP tool: its name, description and input schema."""
+def tool_spec(tool: Mapping[str, Any]) -> ToolSpec:
+    """The Converse spec of an MCP tool as it is on the wire: name, description, input schema."""
     return {
-        "name": tool.name,
-        "description": tool.description or "",
-        "inputSchema": {"json": dict(tool.input_schema)},
+        "name": str(tool["name"]),
+        "description": str(tool.get("description") or ""),
+        "inputSchema": {"json": dict(tool.get("inputSchema") or {})},
     }
+
+
+def wire_of(result: object) -> dict[str, Any]:
+    """A server's answer as its wire dict (what `tool_result` reads).
+
+    A ``CallToolResult`` of text blocks, what most tools answer, is read field by field: a
+    tenth of what pydantic's ``model_dump`` costs, on every call that has middleware. Anything
+    else is dumped.
+    """
+    if result is None:
+        return {}
+    if isinstance(result, dict):
+        return cast("dict[str, Any]", result)
+    if isinstance(result, types.CallToolResult):
+        blocks: list[Any] = list(result.content)
+        if all(type(block) is types.TextContent for block in blocks):
+            wire: dict[str, Any] = {
+                "content": [{"type": "text", "text": block.text} for block in blocks],
+                "isError": bool(getattr(result, IS_ERROR)),
+            }
+            structured = getattr(result, STRUCTURED_CONTENT)
+            if structured is not None:
+                wire["structuredContent"] = structured
+            return wire
+    dump: Any = getattr(result, "model_dump")  # noqa: B009  a model of either SDK line
+    return cast("dict[str, Any]", dump(by_alias=True, mode="json", exclude_none=True))
+
+
+def copied(result: ToolResult) -> ToolResult:
+    """A copy of a tool result whose dicts and lists are new all the way down."""
+    return cast(ToolResult, _copied(result))
+
+
+def _copied(value: object) -> object:
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in cast("dict[object, object]", value).items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in cast("list[object]", value)]
+    return value
 
 
 def tool_result(tool_use_id: str, result: Mapping[str, Any]) -> ToolResult:
@@ -75,8 +115,9 @@ def _decodes(data: str) -> bool:
     return True
 
 
-def call_tool_result(result: ToolResult) -> types.CallToolResult:
-    """The MCP form of a Converse tool result (``status: "error"`` becomes ``isError``).
+def call_tool_result(result: ToolResult) -> dict[str, Any]:
+    """The MCP form of a Converse tool result, as the wire dict both SDK lines validate
+    (``status: "error"`` becomes ``isError``).
 
     Text stays text; an image becomes image content with ``image/<format>``; the last ``json``
     block, when it holds an object, becomes ``structuredContent`` (with its JSON text as the
@@ -88,36 +129,39 @@ def call_tool_result(result: ToolResult) -> types.CallToolResult:
     structured_at = (
         json_at[-1] if json_at and isinstance(blocks[json_at[-1]].get("json"), dict) else -1
     )
-    content: list[types.ContentBlock] = []
+    content: list[dict[str, Any]] = []
     for index, block in enumerate(blocks):
         if index == structured_at:
             continue
         if "text" in block:
-            content.append(types.TextContent(text=block["text"]))
+            content.append(_text(block["text"]))
         elif "image" in block:
             content.append(_image(block["image"]))
         elif "json" in block:
-            content.append(types.TextContent(text=_json_text(block["json"])))
+            content.append(_text(_json_text(block["json"])))
         else:
-            content.append(types.TextContent(text=_json_text(dict(block))))
+            content.append(_text(_json_text(dict(block))))
     structured: Any = blocks[structured_at].get("json") if structured_at >= 0 else None
     if structured is not None and not content:
-        content.append(types.TextContent(text=_json_text(structured)))
-    return types.CallToolResult(
-        content=content,
-        structured_content=structured,
-        is_error=result.get("status") == "error",
-    )
+        content.append(_text(_json_text(structured)))
+    mapped: dict[str, Any] = {"content": content, "isError": result.get("status") == "error"}
+    if structured is not None:
+        mapped["structuredContent"] = structured
+    return mapped
 
 
-def _image(image: dict[str, Any]) -> types.ContentBlock:
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _image(image: dict[str, Any]) -> dict[str, Any]:
     source = cast("dict[str, Any]", image.get("source") or {})
     data = source.get("bytes")
     if not isinstance(data, (bytes, bytearray)):
-        return types.TextContent(text=_json_text(image))
+        return _text(_json_text(image))
     image_format = str(image.get("format") or "png")
     mime_type = image_format if "/" in image_format else f"image/{image_format}"
-    return types.ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)
+    return {"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime_type}
 
 
 def _json_text(value: object) -> str:

@@ -21,12 +21,15 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.session import ElicitationFnT, MessageHandlerFnT
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
+
+from ._sdk import ONE_X, http_transport
 
 __all__ = ["Upstream", "UpstreamUnavailableError"]
 
 _logger = logging.getLogger("strands_middleware")
+
+_ONE_X_FAN_OUT = 0.5  # seconds; measured ~0.1 s (module notes of _sdk)
 
 
 class UpstreamUnavailableError(RuntimeError):
@@ -102,6 +105,11 @@ class Upstream:
                         started = True
                         task_status.started()
                     await self._lost.wait()
+                    if ONE_X:
+                        # A 1.x session left while a call awaits it never wakes that call; the
+                        # "Connection closed" it sends pending calls at the end of the stream
+                        # runs shortly after it: let it run first.
+                        await anyio.sleep(_ONE_X_FAN_OUT)
                 _logger.warning("%s ended; restarting it", self)
             except Exception as error:
                 self._failure = _describe(error)
@@ -149,7 +157,7 @@ class Upstream:
             )
             return stdio_client(params)
         assert self._url is not None
-        return streamable_http_client(self._url)
+        return http_transport(self._url)
 
     async def _relay(
         self,
