@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from agents import FunctionTool, ModelResponse, Usage
+from agents import FunctionTool, Usage
 from agents.items import TResponseInputItem, TResponseOutputItem
 from openai.types.responses import (
     ResponseFunctionToolCall,
@@ -34,7 +34,7 @@ from ...content import (
 from ...content import Usage as ConverseUsage
 
 __all__ = [
-    "chunks_of_response",
+    "chunks_of_message",
     "converse_message",
     "converse_messages",
     "converse_usage",
@@ -43,6 +43,7 @@ __all__ = [
     "host_tool_choice",
     "host_usage",
     "instructions_of",
+    "plain_copy",
     "response_usage",
     "stop_reason_of",
     "tool_choice_of",
@@ -122,6 +123,20 @@ def converse_messages(items: str | Sequence[TResponseInputItem]) -> Messages:
         elif kind in (None, "message") and data.get("role") in ("user", "assistant"):
             _append(messages, str(data["role"]), {"text": _text_of(data.get("content", ""))})
     return messages
+
+
+def plain_copy(value: Any) -> Any:
+    """A copy of data made of dicts and lists (Converse messages), sharing only the leaves.
+
+    Cheaper than ``copy.deepcopy`` for what a conversion made, which holds no cycles and no
+    shared containers.
+    """
+    cls = value.__class__
+    if cls is dict:
+        return {key: plain_copy(item) for key, item in cast("dict[Any, Any]", value).items()}
+    if cls is list:
+        return [plain_copy(item) for item in cast("list[Any]", value)]
+    return value
 
 
 def host_input(messages: Messages) -> list[TResponseInputItem]:
@@ -297,10 +312,10 @@ def host_output(message: Message) -> list[TResponseOutputItem]:
     return output
 
 
-def chunks_of_response(response: ModelResponse) -> Iterator[StreamEvent]:
-    """A finished ``ModelResponse`` as the Converse chunks a model would have streamed."""
+def chunks_of_message(message: Message, usage: Usage) -> Iterator[StreamEvent]:
+    """A model's finished message (`converse_message`) and usage as the Converse chunks a
+    model would have streamed."""
     yield {"messageStart": {"role": "assistant"}}
-    message = converse_message(response.output)
     for block in message["content"]:
         if "toolUse" in block:
             use = block["toolUse"]
@@ -325,4 +340,4 @@ def chunks_of_response(response: ModelResponse) -> Iterator[StreamEvent]:
             yield {"contentBlockDelta": {"delta": {"text": block.get("text", "")}}}
         yield {"contentBlockStop": {}}
     yield {"messageStop": {"stopReason": cast(Any, stop_reason_of(message))}}
-    yield {"metadata": {"usage": converse_usage(response.usage), "metrics": {"latencyMs": 0}}}
+    yield {"metadata": {"usage": converse_usage(usage), "metrics": {"latencyMs": 0}}}

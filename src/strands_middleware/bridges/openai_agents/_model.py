@@ -32,14 +32,14 @@ from openai.types.responses import (
     ResponseUsage,
 )
 
-from ...content import StreamEvent, ToolSpec
+from ...content import Message, StreamEvent, ToolSpec
 from ...engine._registry import MiddlewareRegistry
 from ...events import ModelStopReason, ModelStreamEvent, TypedEvent
 from ...host._model_call import ModelStagePoint, invoke_model_terminal
-from ...host._model_stream import process_model_stream
+from ...host._model_stream import MessageBuilder, process_model_stream
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
-    chunks_of_response,
+    chunks_of_message,
     converse_message,
     converse_messages,
     converse_usage,
@@ -48,6 +48,7 @@ from ._converse import (
     host_tool_choice,
     host_usage,
     instructions_of,
+    plain_copy,
     response_usage,
     stop_reason_of,
     tool_choice_of,
@@ -87,13 +88,13 @@ class _ModelCall:
     """One SDK model call through the chain: its stage point, its terminal and the way back."""
 
     __slots__ = (
-        "_marks",
+        "_message",
         "_request",
-        "_sent",
         "_shown_messages",
         "_specs",
         "completed",
         "kwargs",
+        "marks",
         "point",
         "raw",
         "response",
@@ -105,15 +106,17 @@ class _ModelCall:
         self._request = request
         self.kwargs = kwargs
         messages = converse_messages(request.input)
-        self._shown_messages = converse_messages(request.input)
-        specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
-        self._specs = [tool_spec_of(t) for t in _function_tools(request.tools)]
-        # The model's own stream events, and how many of them went on to the SDK: each chunk
-        # made from them is noted with how many had arrived when it was made.
+        # What the handlers were shown, kept apart: a handler may change their list in place.
+        self._shown_messages = plain_copy(messages)
+        tools = _function_tools(request.tools)
+        specs: list[ToolSpec] = [tool_spec_of(t) for t in tools]
+        self._specs = [tool_spec_of(t) for t in tools]
+        # The model's own stream events; each chunk made from them is noted (by its id) with
+        # how many of them had arrived when it was made.
         self.raw: list[TResponseStreamEvent] = []
-        self._sent = 0
-        self._marks: dict[int, tuple[StreamEvent, int]] = {}
+        self.marks: dict[int, tuple[StreamEvent, int]] = {}
         self.response: ModelResponse | None = None
+        self._message: Message | None = None
         self.completed: ResponseCompletedEvent | None = None
         self.point = ModelStagePoint(
             model.registry,
@@ -170,8 +173,9 @@ class _ModelCall:
     ) -> AsyncGenerator[StreamEvent, None]:
         arguments = self._arguments(ours)
         response = await model.get_response(*arguments, **self.kwargs)
-        self.response = response
-        for chunk in chunks_of_response(response):
+        message = converse_message(response.output)
+        self.response, self._message = response, message
+        for chunk in chunks_of_message(message, response.usage):
             yield chunk
 
     def streamed_terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
@@ -179,89 +183,103 @@ class _ModelCall:
         if chosen is not self.wrapped and not isinstance(chosen, Model):
             return invoke_model_terminal(ours)
         model: Model = chosen
-        return process_model_stream(self._streamed_chunks(model, ours))
+        return self._streamed_events(model, ours)
 
-    async def _streamed_chunks(
+    async def _streamed_events(
         self, model: Model, ours: InvokeModelContext
-    ) -> AsyncGenerator[StreamEvent, None]:
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """The model's stream as the chain's events: `process_model_stream`'s work, done here.
+
+        Each of the model's events becomes its Converse chunks; every chunk is noted with how
+        many of the model's events had arrived when it was made (`MiddlewareModel` sends those
+        on once a handler passes the chunk), taken into the message, and yielded with the delta
+        event it gives rise to. Folding the chunks here rather than in a generator of their own
+        saves a generator hop on every streamed event.
+        """
         arguments = self._arguments(ours)
+        builder = MessageBuilder()
+        feed = builder.feed
+        marks = self.marks
+        raw = self.raw
         streamed: set[int] = set()
         open_block: int | None = None
-        raw = self.raw
-        mark = self._mark
         stream = aiter(model.stream_response(*arguments, **self.kwargs))
-        # Nothing goes downstream before the model's first event: a model failing at once
-        # fails before any event, so a handler may still ask again (Retry does).
-        first = await anext(stream, None)
-        yield mark({"messageStart": {"role": "assistant"}})
-        if first is None:
-            return
-        event: TResponseStreamEvent = first
-        next_event = stream.__anext__
-        while True:
-            # A text delta is nearly every event: it is tested for first, by class.
-            if event.__class__ is ResponseTextDeltaEvent or isinstance(
-                event, ResponseTextDeltaEvent
-            ):
-                raw.append(event)
-                delta: ResponseTextDeltaEvent = cast(Any, event)
-                index = delta.output_index
-                if index != open_block:
-                    if open_block is not None:
-                        yield mark({"contentBlockStop": {}})
-                    yield mark({"contentBlockStart": {"start": {}}})
-                    open_block = index
-                    streamed.add(index)
-                yield mark({"contentBlockDelta": {"delta": {"text": delta.delta}}})
-            elif isinstance(event, ResponseCompletedEvent):
-                if open_block is not None:
-                    yield mark({"contentBlockStop": {}})
-                    open_block = None
-                for chunk in self._completed(event, streamed):
-                    yield mark(chunk)
-            else:
-                raw.append(event)
-                if isinstance(event, ResponseFunctionCallArgumentsDeltaEvent):
-                    yield mark(
-                        {"contentBlockDelta": {"delta": {"toolUse": {"input": event.delta}}}}
-                    )
-                elif isinstance(event, ResponseOutputItemAddedEvent) and isinstance(
-                    event.item, ResponseFunctionToolCall
-                ):
-                    if open_block is not None:
-                        yield mark({"contentBlockStop": {}})
-                    call = event.item
-                    start: Any = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
-                    yield mark({"contentBlockStart": {"start": start}})
-                    open_block = event.output_index
-                    streamed.add(event.output_index)
-                elif isinstance(event, ResponseOutputItemDoneEvent) and open_block is not None:
-                    yield mark({"contentBlockStop": {}})
-                    open_block = None
-            try:
-                event = await next_event()
-            except StopAsyncIteration:
-                break
+        try:
+            # Nothing goes downstream before the model's first event: a model failing at once
+            # fails before any event, so a handler may still ask again (Retry does).
+            first = await anext(stream, None)
+            chunk: StreamEvent = {"messageStart": {"role": "assistant"}}
+            marks[id(chunk)] = (chunk, 0)
+            feed(chunk)
+            yield ModelStreamEvent(chunk)
+            event: TResponseStreamEvent | None = first
+            next_event = stream.__anext__
+            while event is not None:
+                # A text delta continuing the open block is nearly every event: the short path.
+                # (``isinstance`` answers an exact class without asking the metaclass.)
+                if isinstance(event, ResponseTextDeltaEvent) and event.output_index == open_block:
+                    raw.append(event)
+                    chunk = {"contentBlockDelta": {"delta": {"text": event.delta}}}
+                    marks[id(chunk)] = (chunk, len(raw))
+                    delta = feed(chunk)
+                    yield ModelStreamEvent(chunk)
+                    if delta is not None:
+                        yield delta
+                else:
+                    chunks, open_block = self._chunks_of(event, open_block, streamed)
+                    made = len(raw)
+                    for chunk in chunks:
+                        marks[id(chunk)] = (chunk, made)
+                        delta = feed(chunk)
+                        yield ModelStreamEvent(chunk)
+                        if delta is not None:
+                            yield delta
+                try:
+                    event = await next_event()
+                except StopAsyncIteration:
+                    event = None
+        finally:
+            # Closed here, not left to the event loop's finalizer: a consumer that stops early
+            # (or a handler that abandons the call) releases the model's connection at once.
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
+        message_event, stop = builder.ending()
+        yield message_event
+        yield stop
 
-    def _mark(self, chunk: StreamEvent) -> StreamEvent:
-        self._marks[id(chunk)] = (chunk, len(self.raw))
-        return chunk
+    def _chunks_of(
+        self, event: TResponseStreamEvent, open_block: int | None, streamed: set[int]
+    ) -> tuple[list[StreamEvent], int | None]:
+        """The chunks of one of the model's events, and the block left open after them.
 
-    def passed(self, event: TypedEvent) -> list[TResponseStreamEvent]:
-        """The model's own events to send the SDK now that the chain passed ``event`` on.
-
-        They go on with the chunk made from them, once a handler lets that chunk through: a
-        handler holding the stream back (a guardrail checking the reply) holds them back too.
+        ``streamed`` gathers the output items whose blocks were opened; a text delta of the
+        open block takes `_streamed_events`'s short path instead.
         """
-        if event.__class__ is not ModelStreamEvent:
-            return _NOTHING
-        chunk: Any = event["event"]
-        noted = self._marks.get(id(chunk))
-        if noted is None or noted[0] is not chunk or noted[1] <= self._sent:
-            return _NOTHING
-        sent = self._sent
-        self._sent = noted[1]
-        return self.raw[sent : noted[1]]
+        chunks: list[StreamEvent] = [] if open_block is None else [{"contentBlockStop": {}}]
+        if isinstance(event, ResponseTextDeltaEvent):
+            self.raw.append(event)
+            chunks.append({"contentBlockStart": {"start": {}}})
+            chunks.append({"contentBlockDelta": {"delta": {"text": event.delta}}})
+            streamed.add(event.output_index)
+            return chunks, event.output_index
+        if isinstance(event, ResponseCompletedEvent):
+            return chunks + self._completed(event, streamed), None
+        self.raw.append(event)
+        if isinstance(event, ResponseFunctionCallArgumentsDeltaEvent):
+            delta: Any = {"toolUse": {"input": event.delta}}
+            return [{"contentBlockDelta": {"delta": delta}}], open_block
+        if isinstance(event, ResponseOutputItemAddedEvent) and isinstance(
+            event.item, ResponseFunctionToolCall
+        ):
+            call = event.item
+            start: Any = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
+            chunks.append({"contentBlockStart": {"start": start}})
+            streamed.add(event.output_index)
+            return chunks, event.output_index
+        if isinstance(event, ResponseOutputItemDoneEvent) and open_block is not None:
+            return [{"contentBlockStop": {}}], None
+        return [], open_block
 
     def _completed(self, event: ResponseCompletedEvent, streamed: set[int]) -> list[StreamEvent]:
         """The chunks of the output items not streamed yet; notes the model's response."""
@@ -271,17 +289,19 @@ class _ModelCall:
             usage=_sdk_usage(event.response.usage),
             response_id=event.response.id,
         )
-        self.response = response
+        self.response, self._message = response, None
         rest = [item for index, item in enumerate(response.output) if index not in streamed]
-        rebuilt = ModelResponse(output=rest, usage=response.usage, response_id=None)
         # The blocks already streamed are in the message; the rest follows.
-        return [chunk for chunk in chunks_of_response(rebuilt) if "messageStart" not in chunk]
+        chunks = chunks_of_message(converse_message(rest), response.usage)
+        return [chunk for chunk in chunks if "messageStart" not in chunk]
 
     # ---- the way back ------------------------------------------------------------------------
 
     def _unchanged(self, result: ModelStopReason, response: ModelResponse) -> bool:
         # Once per call, not per event: the result still says what the model's response does.
-        message = converse_message(response.output)
+        message = self._message
+        if message is None:
+            message = converse_message(response.output)
         return (
             result.stop_reason == stop_reason_of(message)
             and result.usage == converse_usage(response.usage)
@@ -299,15 +319,16 @@ class _ModelCall:
             response_id=None if response is None else response.response_id,
         )
 
-    def closing(self, result: ModelStopReason) -> list[TResponseStreamEvent]:
+    def closing(self, result: ModelStopReason, sent: int) -> list[TResponseStreamEvent]:
         """What closes a streamed call for the chain's result, ``response.completed`` last.
 
-        The model's own events not sent yet go first when the result is the model's own; when
-        a handler changed it, they are dropped, as they may carry what the handler withheld.
+        ``sent`` of the model's own events went on already. The others go first when the
+        result is the model's own; when a handler changed it, they are dropped, as they may
+        carry what the handler withheld.
         """
         response = self.response
         if response is not None and self._unchanged(result, response):
-            rest = self.raw[self._sent :]
+            rest = self.raw[sent:]
             completed = self.completed
             if completed is not None:
                 return [*rest, completed]
@@ -435,16 +456,30 @@ class MiddlewareModel(Model):
         )
         call = _ModelCall(self, request, kwargs)
         result: ModelStopReason | None = None
-        passed = call.passed
+        # The model's own events go on with the chunk made from them, once a handler lets that
+        # chunk through: a handler holding the stream back (a guardrail checking the reply)
+        # holds them back too. Inline, as this runs for every event of the stream.
+        marks = call.marks
+        raw = call.raw
+        sent = 0
         async with call.point.open(call.streamed_terminal) as stream:
             async for event in stream:
-                for own in passed(event):
-                    yield own
-                if isinstance(event, ModelStopReason):
+                if event.__class__ is ModelStreamEvent:
+                    chunk: Any = event["event"]
+                    noted = marks.get(id(chunk))
+                    if noted is not None and noted[0] is chunk and noted[1] > sent:
+                        made = noted[1]
+                        if made == sent + 1:
+                            yield raw[sent]
+                        else:
+                            for own in raw[sent:made]:
+                                yield own
+                        sent = made
+                elif isinstance(event, ModelStopReason):
                     result = event
         if result is None:
             raise call.point.missing()
-        for own in call.closing(result):
+        for own in call.closing(result, sent):
             yield own
 
     def get_retry_advice(self, request: Any) -> Any:
