@@ -8,7 +8,7 @@ and usage. What a handler changes goes back as the SDK's own item classes, every
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from agents import FunctionTool, Usage
@@ -43,7 +43,6 @@ __all__ = [
     "host_tool_choice",
     "host_usage",
     "instructions_of",
-    "plain_copy",
     "response_usage",
     "stop_reason_of",
     "tool_choice_of",
@@ -123,20 +122,6 @@ def converse_messages(items: str | Sequence[TResponseInputItem]) -> Messages:
         elif kind in (None, "message") and data.get("role") in ("user", "assistant"):
             _append(messages, str(data["role"]), {"text": _text_of(data.get("content", ""))})
     return messages
-
-
-def plain_copy(value: Any) -> Any:
-    """A copy of data made of dicts and lists (Converse messages), sharing only the leaves.
-
-    Cheaper than ``copy.deepcopy`` for what a conversion made, which holds no cycles and no
-    shared containers.
-    """
-    cls = value.__class__
-    if cls is dict:
-        return {key: plain_copy(item) for key, item in cast("dict[Any, Any]", value).items()}
-    if cls is list:
-        return [plain_copy(item) for item in cast("list[Any]", value)]
-    return value
 
 
 def host_input(messages: Messages) -> list[TResponseInputItem]:
@@ -312,32 +297,28 @@ def host_output(message: Message) -> list[TResponseOutputItem]:
     return output
 
 
-def chunks_of_message(message: Message, usage: Usage) -> Iterator[StreamEvent]:
+def chunks_of_message(message: Message, usage: Usage) -> list[StreamEvent]:
     """A model's finished message (`converse_message`) and usage as the Converse chunks a
     model would have streamed."""
-    yield {"messageStart": {"role": "assistant"}}
+    chunks: list[StreamEvent] = [{"messageStart": {"role": "assistant"}}]
     for block in message["content"]:
         if "toolUse" in block:
             use = block["toolUse"]
-            yield {
-                "contentBlockStart": {
-                    "start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
-                }
-            }
+            start: Any = {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
             arguments = use["input"]
             text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}}
+            chunks.append({"contentBlockStart": {"start": start}})
+            chunks.append({"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}})
         elif "reasoningContent" in block:
             reasoning = block["reasoningContent"].get("reasoningText", {})
-            yield {"contentBlockStart": {"start": {}}}
-            yield {
-                "contentBlockDelta": {
-                    "delta": {"reasoningContent": {"text": reasoning.get("text", "")}}
-                }
-            }
+            thought: Any = {"reasoningContent": {"text": reasoning.get("text", "")}}
+            chunks.append({"contentBlockStart": {"start": {}}})
+            chunks.append({"contentBlockDelta": {"delta": thought}})
         else:
-            yield {"contentBlockStart": {"start": {}}}
-            yield {"contentBlockDelta": {"delta": {"text": block.get("text", "")}}}
-        yield {"contentBlockStop": {}}
-    yield {"messageStop": {"stopReason": cast(Any, stop_reason_of(message))}}
-    yield {"metadata": {"usage": converse_usage(usage), "metrics": {"latencyMs": 0}}}
+            chunks.append({"contentBlockStart": {"start": {}}})
+            chunks.append({"contentBlockDelta": {"delta": {"text": block.get("text", "")}}})
+        chunks.append({"contentBlockStop": {}})
+    stop_reason: Any = stop_reason_of(message)
+    chunks.append({"messageStop": {"stopReason": stop_reason}})
+    chunks.append({"metadata": {"usage": converse_usage(usage), "metrics": {"latencyMs": 0}}})
+    return chunks

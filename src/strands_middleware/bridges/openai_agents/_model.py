@@ -15,6 +15,7 @@ output and usage from the closing ``response.completed`` event only, which is th
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, cast
@@ -34,9 +35,9 @@ from openai.types.responses import (
 
 from ...content import Message, StreamEvent, ToolSpec
 from ...engine._registry import MiddlewareRegistry
-from ...events import ModelStopReason, ModelStreamEvent, TypedEvent
+from ...events import ModelStopReason, ModelStreamEvent, TextDeltaEvent, TypedEvent
 from ...host._model_call import ModelStagePoint, invoke_model_terminal
-from ...host._model_stream import MessageBuilder, process_model_stream
+from ...host._model_stream import MessageBuilder
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
     chunks_of_message,
@@ -48,7 +49,6 @@ from ._converse import (
     host_tool_choice,
     host_usage,
     instructions_of,
-    plain_copy,
     response_usage,
     stop_reason_of,
     tool_choice_of,
@@ -107,7 +107,8 @@ class _ModelCall:
         self.kwargs = kwargs
         messages = converse_messages(request.input)
         # What the handlers were shown, kept apart: a handler may change their list in place.
-        self._shown_messages = plain_copy(messages)
+        # The conversion made plain JSON data, so a JSON round trip copies it (in C).
+        self._shown_messages = json.loads(json.dumps(messages))
         tools = _function_tools(request.tools)
         specs: list[ToolSpec] = [tool_spec_of(t) for t in tools]
         self._specs = [tool_spec_of(t) for t in tools]
@@ -166,17 +167,25 @@ class _ModelCall:
         if chosen is not self.wrapped and not isinstance(chosen, Model):
             return invoke_model_terminal(ours)  # a model of this library
         model: Model = chosen
-        return process_model_stream(self._chunks(model, ours))
+        return self._response_events(model, ours)
 
-    async def _chunks(
+    async def _response_events(
         self, model: Model, ours: InvokeModelContext
-    ) -> AsyncGenerator[StreamEvent, None]:
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """The model's response as the chain's events (`process_model_stream`'s, done here)."""
         arguments = self._arguments(ours)
         response = await model.get_response(*arguments, **self.kwargs)
         message = converse_message(response.output)
         self.response, self._message = response, message
+        builder = MessageBuilder()
         for chunk in chunks_of_message(message, response.usage):
-            yield chunk
+            delta = builder.feed(chunk)
+            yield ModelStreamEvent(chunk)
+            if delta is not None:
+                yield delta
+        message_event, stop = builder.ending()
+        yield message_event
+        yield stop
 
     def streamed_terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
         chosen: Any = ours.model
@@ -464,7 +473,8 @@ class MiddlewareModel(Model):
         sent = 0
         async with call.point.open(call.streamed_terminal) as stream:
             async for event in stream:
-                if event.__class__ is ModelStreamEvent:
+                cls = event.__class__
+                if cls is ModelStreamEvent:
                     chunk: Any = event["event"]
                     noted = marks.get(id(chunk))
                     if noted is not None and noted[0] is chunk and noted[1] > sent:
@@ -475,7 +485,7 @@ class MiddlewareModel(Model):
                             for own in raw[sent:made]:
                                 yield own
                         sent = made
-                elif isinstance(event, ModelStopReason):
+                elif cls is not TextDeltaEvent and isinstance(event, ModelStopReason):
                     result = event
         if result is None:
             raise call.point.missing()
