@@ -14,6 +14,7 @@ from typing import Any, cast
 from agents import FunctionTool, Usage
 from agents.items import TResponseInputItem, TResponseOutputItem
 from openai.types.responses import (
+    Response,
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
@@ -35,6 +36,7 @@ from ...content import Usage as ConverseUsage
 
 __all__ = [
     "chunks_of_message",
+    "completed_response",
     "converse_message",
     "converse_messages",
     "converse_usage",
@@ -225,6 +227,24 @@ def response_usage(usage: ConverseUsage) -> ResponseUsage:
             "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
             "output_tokens_details": {"reasoning_tokens": 0},
         }
+    )
+
+
+def completed_response(
+    message: Message, usage: ConverseUsage, *, response_id: str, model: str, created_at: float
+) -> Response:
+    """A completed Responses ``Response`` carrying a Converse assistant message and usage."""
+    return Response(
+        id=response_id,
+        created_at=created_at,
+        model=model,
+        object="response",
+        output=host_output(message),
+        parallel_tool_calls=False,
+        tool_choice="auto",
+        tools=[],
+        status="completed",
+        usage=response_usage(usage),
     )
 
 

@@ -23,7 +23,6 @@ from typing import Any, cast
 from agents import FunctionTool, Model, ModelProvider, ModelResponse, ModelSettings, Usage
 from agents.items import TResponseInputItem, TResponseStreamEvent
 from openai.types.responses import (
-    Response,
     ResponseCompletedEvent,
     ResponseFunctionCallArgumentsDeltaEvent,
     ResponseFunctionToolCall,
@@ -41,6 +40,7 @@ from ...host._model_stream import MessageBuilder
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
     chunks_of_message,
+    completed_response,
     converse_message,
     converse_messages,
     converse_usage,
@@ -347,23 +347,17 @@ class _ModelCall:
     def _rebuilt(self, result: ModelStopReason) -> ResponseCompletedEvent:
         """A ``response.completed`` event carrying the chain's result."""
         completed = self.completed
-        usage = response_usage(result.usage)
-        output: list[Any] = host_output(result.message)
         if completed is not None:
-            rebuilt = completed.response.model_copy(update={"output": output, "usage": usage})
+            update = {"output": host_output(result.message), "usage": response_usage(result.usage)}
+            rebuilt = completed.response.model_copy(update=update)
             number = completed.sequence_number
         else:
-            rebuilt = Response(
-                id="resp_middleware",
-                created_at=time.time(),
+            rebuilt = completed_response(
+                result.message,
+                result.usage,
+                response_id="resp_middleware",
                 model="middleware",
-                object="response",
-                output=output,
-                parallel_tool_calls=False,
-                tool_choice="auto",
-                tools=[],
-                status="completed",
-                usage=usage,
+                created_at=time.time(),
             )
             number = 0
         return ResponseCompletedEvent(
