@@ -6,10 +6,16 @@ finished ``ModelResponse``. Streamed runs (``Runner.run_streamed``, every event 
 every delta across the bridge; plain runs (``Runner.run``) one response per turn. The native
 contestant is what an SDK user can write by hand, the SDK having no middleware: run hooks, four
 no-op ``RunHooks`` around every model and tool call.
+
+The floor contestant does by hand, in the SDK's own types, what four pass-through Wrap handlers
+do: four ``Model`` wrappers around the model, each passing on every streamed event, and four
+wrappers around the tool's invoker. Against the hooks it shows what wrapping every model and
+tool call costs on the SDK before any translation: the least a bridge can add.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
@@ -19,6 +25,7 @@ from typing import Any
 
 from agents import (
     Agent,
+    FunctionTool,
     Model,
     ModelResponse,
     RunConfig,
@@ -43,7 +50,7 @@ from strands_middleware.bridges.openai_agents._converse import (
 )
 from strands_middleware.content import Message, Messages, StreamEvent
 
-__all__ = ["bridged_openai_agents", "native_openai_agents"]
+__all__ = ["bridged_openai_agents", "native_openai_agents", "wrapped_openai_agents"]
 
 set_tracing_disabled(True)
 _CONFIG = RunConfig(tracing_disabled=True)
@@ -220,6 +227,40 @@ class _Session:
     @property
     def messages(self) -> Messages:
         return converse_messages(self.history)
+
+
+class _PassModel(Model):
+    """A hand-written pass-through ``Model`` wrapper: it passes on every call and event."""
+
+    def __init__(self, inner: Model) -> None:
+        self.inner = inner
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]
+        return await self.inner.get_response(*args, **kwargs)
+
+    async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+        async for event in self.inner.stream_response(*args, **kwargs):
+            yield event
+
+
+def _pass_tool(tool: FunctionTool) -> FunctionTool:
+    """``tool`` with a hand-written pass-through wrapper around its invoker."""
+    inner = tool.on_invoke_tool
+
+    async def invoke(context: Any, arguments: str) -> Any:
+        return await inner(context, arguments)
+
+    return dataclasses.replace(tool, on_invoke_tool=invoke)
+
+
+def wrapped_openai_agents(turns: Any, count: int, *, streamed: bool) -> Callable[[], Any]:
+    """The floor: ``count`` hand-written pass-through wrappers on the model and on the tool."""
+    model: Model = _BenchModel(turns)
+    tool = ADD
+    for _ in range(count):
+        model = _PassModel(model)
+        tool = _pass_tool(tool)
+    return lambda: _Session(Agent("bench", model=model, tools=[tool]), None, streamed)
 
 
 def native_openai_agents(turns: Any, hooks: int = 0, *, streamed: bool) -> Callable[[], Any]:

@@ -44,7 +44,7 @@ class ModelStreamEvent(TypedEvent):
     __slots__ = ()
 
     def __init__(self, chunk: StreamEvent) -> None:
-        super().__init__()
+        # No ``super().__init__()``: the dict is empty already, and this runs for every chunk.
         self["event"] = chunk
 
     @property
@@ -74,7 +74,7 @@ class TextDeltaEvent(TypedEvent):
     def __init__(self, delta: ContentBlockDelta, text: str, /) -> None: ...
 
     def __init__(self, text: Any, strands_text: Any = None) -> None:
-        super().__init__()
+        # No ``super().__init__()``, as in `ModelStreamEvent`: this runs for every text delta.
         # One argument is ours (the text); two are strands' (delta, text).
         self["data"] = text if strands_text is None else strands_text
 

@@ -40,7 +40,7 @@ from ..events import (
 )
 from ..exceptions import ModelStreamError
 
-__all__ = ["process_model_stream"]
+__all__ = ["MessageBuilder", "process_model_stream"]
 
 _BlockKind = Literal["text", "toolUse", "reasoning"]
 
@@ -65,8 +65,12 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-class _MessageBuilder:
+class MessageBuilder:
     """Accumulates one streamed assistant message, checking the stream as it goes.
+
+    `process_model_stream` feeds it; a host whose own loop turns its model's stream into
+    chunks may feed it there instead (`feed` each chunk, then `ending`), which saves the
+    generator hop between that loop and `process_model_stream` on every chunk.
 
     The open content block is kept as a handful of flat fields rather than an object per block,
     and its text as a list of fragments joined once at ``contentBlockStop``: this runs for every
@@ -175,6 +179,23 @@ class _MessageBuilder:
         if stop_reason == "end_turn" and any("toolUse" in block for block in self.content):
             stop_reason = "tool_use"
         return stop_reason, {"role": self.role, "content": self.content}
+
+    def ending(self) -> tuple[ModelMessageEvent, ModelStopReason]:
+        """The two events that end the stream: the finished message, then the stop reason.
+
+        Usage and metrics come from the ``metadata`` chunk, or are zero when none came.
+
+        Raises:
+            ModelStreamError: the stream was cut short (see `finish`).
+        """
+        stop_reason, message = self.finish()
+        usage: Usage = (
+            self.usage
+            if self.usage is not None
+            else {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+        )
+        metrics: Metrics = self.metrics if self.metrics is not None else {"latencyMs": 0}
+        return ModelMessageEvent(message), ModelStopReason(stop_reason, message, usage, metrics)
 
     # -- chunk kinds ---------------------------------------------------------------------------
 
@@ -487,7 +508,7 @@ async def process_model_stream(
     Raises:
         ModelStreamError: The stream was malformed; the message says where and how.
     """
-    builder = _MessageBuilder()
+    builder = MessageBuilder()
     iterator = aiter(chunks)
     try:
         async for chunk in iterator:
@@ -499,12 +520,6 @@ async def process_model_stream(
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
             await aclose()
-    stop_reason, message = builder.finish()
-    usage: Usage = (
-        builder.usage
-        if builder.usage is not None
-        else {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
-    )
-    metrics: Metrics = builder.metrics if builder.metrics is not None else {"latencyMs": 0}
-    yield ModelMessageEvent(message)
-    yield ModelStopReason(stop_reason, message, usage, metrics)
+    message_event, stop = builder.ending()
+    yield message_event
+    yield stop

@@ -8,12 +8,13 @@ and usage. What a handler changes goes back as the SDK's own item classes, every
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from agents import FunctionTool, ModelResponse, Usage
+from agents import FunctionTool, Usage
 from agents.items import TResponseInputItem, TResponseOutputItem
 from openai.types.responses import (
+    Response,
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
@@ -34,7 +35,8 @@ from ...content import (
 from ...content import Usage as ConverseUsage
 
 __all__ = [
-    "chunks_of_response",
+    "chunks_of_message",
+    "completed_response",
     "converse_message",
     "converse_messages",
     "converse_usage",
@@ -228,6 +230,24 @@ def response_usage(usage: ConverseUsage) -> ResponseUsage:
     )
 
 
+def completed_response(
+    message: Message, usage: ConverseUsage, *, response_id: str, model: str, created_at: float
+) -> Response:
+    """A completed Responses ``Response`` carrying a Converse assistant message and usage."""
+    return Response(
+        id=response_id,
+        created_at=created_at,
+        model=model,
+        object="response",
+        output=host_output(message),
+        parallel_tool_calls=False,
+        tool_choice="auto",
+        tools=[],
+        status="completed",
+        usage=response_usage(usage),
+    )
+
+
 def converse_message(output: Sequence[TResponseOutputItem]) -> Message:
     """A model's output items as one Converse assistant message."""
     content: list[ContentBlock] = []
@@ -297,32 +317,28 @@ def host_output(message: Message) -> list[TResponseOutputItem]:
     return output
 
 
-def chunks_of_response(response: ModelResponse) -> Iterator[StreamEvent]:
-    """A finished ``ModelResponse`` as the Converse chunks a model would have streamed."""
-    yield {"messageStart": {"role": "assistant"}}
-    message = converse_message(response.output)
+def chunks_of_message(message: Message, usage: Usage) -> list[StreamEvent]:
+    """A model's finished message (`converse_message`) and usage as the Converse chunks a
+    model would have streamed."""
+    chunks: list[StreamEvent] = [{"messageStart": {"role": "assistant"}}]
     for block in message["content"]:
         if "toolUse" in block:
             use = block["toolUse"]
-            yield {
-                "contentBlockStart": {
-                    "start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
-                }
-            }
+            start: Any = {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
             arguments = use["input"]
             text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}}
+            chunks.append({"contentBlockStart": {"start": start}})
+            chunks.append({"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}})
         elif "reasoningContent" in block:
             reasoning = block["reasoningContent"].get("reasoningText", {})
-            yield {"contentBlockStart": {"start": {}}}
-            yield {
-                "contentBlockDelta": {
-                    "delta": {"reasoningContent": {"text": reasoning.get("text", "")}}
-                }
-            }
+            thought: Any = {"reasoningContent": {"text": reasoning.get("text", "")}}
+            chunks.append({"contentBlockStart": {"start": {}}})
+            chunks.append({"contentBlockDelta": {"delta": thought}})
         else:
-            yield {"contentBlockStart": {"start": {}}}
-            yield {"contentBlockDelta": {"delta": {"text": block.get("text", "")}}}
-        yield {"contentBlockStop": {}}
-    yield {"messageStop": {"stopReason": cast(Any, stop_reason_of(message))}}
-    yield {"metadata": {"usage": converse_usage(response.usage), "metrics": {"latencyMs": 0}}}
+            chunks.append({"contentBlockStart": {"start": {}}})
+            chunks.append({"contentBlockDelta": {"delta": {"text": block.get("text", "")}}})
+        chunks.append({"contentBlockStop": {}})
+    stop_reason: Any = stop_reason_of(message)
+    chunks.append({"messageStop": {"stopReason": stop_reason}})
+    chunks.append({"metadata": {"usage": converse_usage(usage), "metrics": {"latencyMs": 0}}})
+    return chunks

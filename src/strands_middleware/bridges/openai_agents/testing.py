@@ -9,7 +9,6 @@ from typing import Any
 from agents import FunctionTool, Model, ModelResponse, ModelSettings
 from agents.items import TResponseInputItem, TResponseStreamEvent
 from openai.types.responses import (
-    Response,
     ResponseCompletedEvent,
     ResponseCreatedEvent,
     ResponseFunctionCallArgumentsDeltaEvent,
@@ -26,10 +25,10 @@ from ...models import Model as LibraryModel
 from ...stages._invoke_model import split_system_prompt
 from ...testing import ScriptedModel, ScriptedTurn
 from ._converse import (
+    completed_response,
     converse_messages,
     host_output,
     host_usage,
-    response_usage,
     tool_choice_of,
     tool_spec_of,
 )
@@ -122,17 +121,12 @@ class ScriptedOpenAIModel(Model):
     ) -> AsyncIterator[TResponseStreamEvent]:
         """The script's next turn as Responses stream events."""
         result, chunks = await self._turn(system_instructions, input, model_settings, tools)
-        response = Response(
-            id="resp_scripted",
-            created_at=0,
+        response = completed_response(
+            result.message,
+            result.usage,
+            response_id="resp_scripted",
             model="scripted",
-            object="response",
-            output=list(host_output(result.message)),
-            parallel_tool_calls=False,
-            tool_choice="auto",
-            tools=[],
-            status="completed",
-            usage=response_usage(result.usage),
+            created_at=0,
         )
         started = response.model_copy(update={"output": [], "status": "in_progress"})
         yield ResponseCreatedEvent(type="response.created", response=started, sequence_number=0)
