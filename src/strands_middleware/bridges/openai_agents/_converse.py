@@ -8,10 +8,10 @@ and usage. What a handler changes goes back as the SDK's own item classes, every
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from agents import FunctionTool, Usage
+from agents import FunctionTool, ModelResponse, Usage
 from agents.items import TResponseInputItem, TResponseOutputItem
 from openai.types.responses import (
     Response,
@@ -35,7 +35,7 @@ from ...content import (
 from ...content import Usage as ConverseUsage
 
 __all__ = [
-    "chunks_of_message",
+    "chunks_of_response",
     "completed_response",
     "converse_message",
     "converse_messages",
@@ -317,28 +317,32 @@ def host_output(message: Message) -> list[TResponseOutputItem]:
     return output
 
 
-def chunks_of_message(message: Message, usage: Usage) -> list[StreamEvent]:
-    """A model's finished message (`converse_message`) and usage as the Converse chunks a
-    model would have streamed."""
-    chunks: list[StreamEvent] = [{"messageStart": {"role": "assistant"}}]
+def chunks_of_response(response: ModelResponse) -> Iterator[StreamEvent]:
+    """A finished ``ModelResponse`` as the Converse chunks a model would have streamed."""
+    yield {"messageStart": {"role": "assistant"}}
+    message = converse_message(response.output)
     for block in message["content"]:
         if "toolUse" in block:
             use = block["toolUse"]
-            start: Any = {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
+            yield {
+                "contentBlockStart": {
+                    "start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
+                }
+            }
             arguments = use["input"]
             text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-            chunks.append({"contentBlockStart": {"start": start}})
-            chunks.append({"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}})
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}}
         elif "reasoningContent" in block:
             reasoning = block["reasoningContent"].get("reasoningText", {})
-            thought: Any = {"reasoningContent": {"text": reasoning.get("text", "")}}
-            chunks.append({"contentBlockStart": {"start": {}}})
-            chunks.append({"contentBlockDelta": {"delta": thought}})
+            yield {"contentBlockStart": {"start": {}}}
+            yield {
+                "contentBlockDelta": {
+                    "delta": {"reasoningContent": {"text": reasoning.get("text", "")}}
+                }
+            }
         else:
-            chunks.append({"contentBlockStart": {"start": {}}})
-            chunks.append({"contentBlockDelta": {"delta": {"text": block.get("text", "")}}})
-        chunks.append({"contentBlockStop": {}})
-    stop_reason: Any = stop_reason_of(message)
-    chunks.append({"messageStop": {"stopReason": stop_reason}})
-    chunks.append({"metadata": {"usage": converse_usage(usage), "metrics": {"latencyMs": 0}}})
-    return chunks
+            yield {"contentBlockStart": {"start": {}}}
+            yield {"contentBlockDelta": {"delta": {"text": block.get("text", "")}}}
+        yield {"contentBlockStop": {}}
+    yield {"messageStop": {"stopReason": cast(Any, stop_reason_of(message))}}
+    yield {"metadata": {"usage": converse_usage(response.usage), "metrics": {"latencyMs": 0}}}
