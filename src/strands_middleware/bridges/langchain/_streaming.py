@@ -261,7 +261,7 @@ class RelayChatModel(BaseChatModel):
                 yield ChatGenerationChunk(message=own)
             return
         metadata: dict[str, Any] = {}
-        async for delta in _relayed(self, messages, kwargs, metadata, 1, whole=False):
+        async for delta in _relayed(self, messages, kwargs, metadata, _AHEAD, whole=False):
             if isinstance(delta, str):
                 yield ChatGenerationChunk(message=AIMessageChunk(content=delta))
             else:
@@ -298,10 +298,14 @@ async def _relayed(
             if len(chunks) >= ahead:
                 relay.wake.clear()
                 await relay.wake.wait()
-                for out in _drain(relay):
-                    yield out
-                if relay.settled:
-                    break
+            elif not relay.out and not relay.settled:
+                continue
+            # What the chain let out while the model was being read (a model waiting on its
+            # connection lets the chain run) streams on at once.
+            for out in _drain(relay):
+                yield out
+            if relay.settled:
+                break
     except Exception as failure:
         relay.put(failure)
         raise
