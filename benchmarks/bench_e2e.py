@@ -613,6 +613,9 @@ async def main(argv: list[str]) -> None:
         default=",".join(_HOSTS),
         help=f"the bridged hosts to measure, comma-separated (default: {','.join(_HOSTS)})",
     )
+    options.add_argument(
+        "--rows", default="", help="only the rows whose figure contains this text (with --bridges)"
+    )
     args = options.parse_args(argv)
     hosts = [host.strip() for host in args.hosts.split(",") if host.strip()]
     unknown = sorted(set(hosts) - set(_HOSTS))
@@ -620,7 +623,7 @@ async def main(argv: list[str]) -> None:
         raise SystemExit(f"--hosts: unknown {unknown}; choose from {list(_HOSTS)}")
 
     rows = [] if args.bridges else _rows(args.deltas)
-    rows += _bridge_rows(args.deltas, hosts)
+    rows += [row for row in _bridge_rows(args.deltas, hosts) if args.rows in row.label]
     if not args.bridges:
         rows += _openai_agents_rows(args.deltas)
     if args.scaling:
@@ -638,7 +641,7 @@ async def main(argv: list[str]) -> None:
         if args.scaling:
             shared.append("--scaling")
         if args.bridges:
-            shared.append("--bridges")
+            shared += ["--bridges", f"--rows={args.rows}"]
         await _instruction_ratios(rows, shared, args.calls)
         await _bridge_memory(args.deltas, hosts)
         return
