@@ -187,18 +187,15 @@ def same_message(message: Message, response: ModelResponse) -> bool:
             expected: Any = {"text": part.content}
         elif isinstance(part, ToolCallPart):
             block: Any = blocks[index] if index < len(blocks) else None
-            use = block.get("toolUse") if isinstance(block, dict) else None
-            if (
-                not isinstance(use, dict)
-                or len(cast("dict[str, Any]", block)) != 1
-                or use
-                != {
-                    "toolUseId": part.tool_call_id,
-                    "name": part.tool_name,
-                    "input": use.get("input"),
-                }
-                or use.get("input") != part.args_as_dict()
-            ):
+            use: Any = (
+                cast("dict[str, Any]", block).get("toolUse") if isinstance(block, dict) else None
+            )
+            if not isinstance(use, dict) or len(cast("dict[str, Any]", block)) != 1:
+                return False
+            fields = cast("dict[str, Any]", use)
+            given = fields.get("input")
+            wanted = {"toolUseId": part.tool_call_id, "name": part.tool_name, "input": given}
+            if fields != wanted or given != part.args_as_dict():
                 return False
             index += 1
             continue
