@@ -3,10 +3,12 @@
 LangChain calls the model inside ``awrap_model_call``'s handler; this library's chain runs around
 that handler. For Wrap handlers to see each delta, and for LangChain to stream what they let
 through, the bridge hands LangChain a `RelayChatModel` in place of the model it would call. The
-relay streams the real model, passes each Converse chunk to the chain's terminal (through the
-`Relay`), waits until the chain asks for the next one, and streams on, as LangChain chunks, the
-deltas the chain let out meanwhile. LangChain's reply is the aggregate of those chunks, ending
-with one that carries the call's usage.
+relay reads the real model (its own ``_astream``/``_agenerate`` where it can, see
+`_called_directly`), passes each Converse chunk to the chain's terminal (through the `Relay`),
+and streams on, as LangChain chunks, the deltas the chain let out meanwhile: after each chunk
+the chain has caught up with (a model waiting on its connection lets the chain run), or once
+the relay is a few hundred chunks ahead and waits for it. LangChain's reply is the aggregate
+of those chunks, ending with one that carries the call's usage.
 """
 
 from __future__ import annotations
@@ -61,8 +63,9 @@ def calling_through(relay: Relay, start: Callable[[], _T]) -> _T:
 
 _Delta = str | tuple[int, str | None, str | None, str]
 
-# Chunks the relay may send ahead of the chain when LangChain streams nothing: the chain still
-# sees each one, and a handler that stops early leaves at most this many unread.
+# Chunks the relay may send ahead of the chain before it waits for the chain to ask for more:
+# the chain still sees each one, and a handler that stops early leaves at most this many unread.
+# Waiting on every chunk would cost two task switches a chunk.
 _AHEAD = 256
 
 
