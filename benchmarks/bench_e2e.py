@@ -12,6 +12,11 @@ built before the clock starts; a row times invocations only, in CPU time of the 
 
 Run: ``make bench`` (or ``python benchmarks/bench_e2e.py --rounds 30``).
 
+``--bridges`` measures only the bridged hosts (strands, pydantic-ai, LangChain; ``--hosts`` picks
+among them, ``--rows`` picks rows by their text) against each host's own native wrappers: one
+against one, four against four, each stage alone, streamed and not, and memory per agent. The
+LangChain model is a plain ``BaseChatModel`` subclass (``langchain_contestants.py``).
+
 ``--instructions`` counts instead of timing: each contestant runs in a process of its own under
 valgrind's callgrind (as many at once as the machine has cores), and a row is the ratio of the
 machine instructions its ``--calls`` invocations executed, after one warm-up invocation
