@@ -426,9 +426,7 @@ async def _direct_stream(
     return _own_chunks(model, messages, sent)
 
 
-async def _own_reply(
-    model: BaseChatModel, messages: list[BaseMessage], sent: dict[str, Any]
-) -> AsyncGenerator[AIMessageChunk, None]:
+async def _own_reply(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGenerator[Any, None]:
     result = await model._agenerate(messages, stop=None, **sent)  # pyright: ignore[reportPrivateUsage]
     generation = result.generations[0]
     message = generation.message
@@ -448,9 +446,7 @@ async def _own_reply(
     )
 
 
-async def _own_chunks(
-    model: BaseChatModel, messages: list[BaseMessage], sent: dict[str, Any]
-) -> AsyncGenerator[AIMessageChunk, None]:
+async def _own_chunks(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGenerator[Any, None]:
     streamed: AsyncIterator[ChatGenerationChunk] = model._astream(  # pyright: ignore[reportPrivateUsage]
         messages, stop=None, **sent
     )
@@ -495,7 +491,7 @@ def _converse_stream(
         bound: list[Any] = kwargs.get("bound_tools") or []
         sent: dict[str, Any] = {}
         if bound:
-            sent["tools"] = [_openai_tool(each) for each in bound]
+            sent["tools"] = [convert_to_openai_tool(each) for each in bound]
             sent["tool_choice"] = kwargs.get("bound_tool_choice")
         # The model's own stream, not a generator around it: one hop fewer on every chunk.
         return model.stream_converse(messages, sent)
@@ -600,7 +596,3 @@ def _texts(content: Any) -> list[str]:
             if fields.get("type") == "text" and fields.get("text"):
                 texts.append(str(fields["text"]))
     return texts
-
-
-def _openai_tool(tool: Any) -> Any:
-    return convert_to_openai_tool(tool)
