@@ -12,6 +12,11 @@ built before the clock starts; a row times invocations only, in CPU time of the 
 
 Run: ``make bench`` (or ``python benchmarks/bench_e2e.py --rounds 30``).
 
+``--bridges`` measures only the bridged hosts (strands, pydantic-ai, LangChain; ``--hosts`` picks
+among them, ``--rows`` picks rows by their text) against each host's own native wrappers: one
+against one, four against four, each stage alone, streamed and not, and memory per agent. The
+LangChain model is a plain ``BaseChatModel`` subclass (``langchain_contestants.py``).
+
 ``--instructions`` counts instead of timing: each contestant runs in a process of its own under
 valgrind's callgrind (as many at once as the machine has cores), and a row is the ratio of the
 machine instructions its ``--calls`` invocations executed, after one warm-up invocation
@@ -42,17 +47,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import strands
-from langchain import agents as langchain_agents
-from langchain.agents.middleware import AgentMiddleware
-from langchain_core.tools import tool as langchain_tool
 from strands.middleware import ExecuteToolStage as NativeExecuteToolStage
 from strands.middleware import InvokeModelStage as NativeInvokeModelStage
 from strands.models import Model as StrandsModel
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage, Middleware, TypedEvent
 from strands_middleware.agent import Agent
-from strands_middleware.bridges.langchain import LangChainBridge, LibraryChatModel
-from strands_middleware.bridges.langchain._converse import converse_messages
 from strands_middleware.bridges.strands import StrandsBridge
 from strands_middleware.catalog import (
     Cache,
@@ -73,8 +73,6 @@ from strands_middleware.catalog import (
 from strands_middleware.content import Messages, StreamEvent
 from strands_middleware.testing import ScriptedModel
 from strands_middleware.tools import tool
-
-create_langchain_agent: Any = langchain_agents.create_agent
 
 PROMPT = "What is 2 + 40? Use the tool."
 
@@ -199,11 +197,11 @@ async def native_passthrough(context: Any, next_fn: Any) -> AsyncGenerator[Any, 
         yield event
 
 
-def wraps(count: int, *, tools: bool = True) -> list[Middleware[Any, Any, Any]]:
-    """``count`` pass-through Wrap handlers on the model stage (and as many on the tool stage)."""
-    chosen: list[Middleware[Any, Any, Any]] = [
-        InvokeModelStage.wrap(passthrough) for _ in range(count)
-    ]
+def wraps(count: int, *, model: bool = True, tools: bool = True) -> list[Middleware[Any, Any, Any]]:
+    """``count`` pass-through Wrap handlers on the model stage and as many on the tool stage."""
+    chosen: list[Middleware[Any, Any, Any]] = []
+    if model:
+        chosen += [InvokeModelStage.wrap(passthrough) for _ in range(count)]
     if tools:
         chosen += [ExecuteToolStage.wrap(passthrough) for _ in range(count)]
     return chosen
@@ -242,14 +240,16 @@ def reference(turns: _Turns, middleware: Callable[[], Sequence[Any]] = list) -> 
     return lambda: Agent(model=model, tools=[REFERENCE_ADD], middleware=list(middleware()))
 
 
-def native(turns: _Turns, wrap_count: int = 0) -> Callable[[], Any]:
+def native(
+    turns: _Turns, wrap_count: int = 0, *, model_stage: bool = True, tool_stage: bool = True
+) -> Callable[[], Any]:
     model = NativeModel(turns)
 
     def build() -> Any:
         agent = strands.Agent(model=model, tools=[NATIVE_ADD], callback_handler=None)
-        for _ in range(wrap_count):
+        for _ in range(wrap_count if model_stage else 0):
             agent.add_middleware(NativeInvokeModelStage, native_passthrough)
-        for _ in range(wrap_count):
+        for _ in range(wrap_count if tool_stage else 0):
             agent.add_middleware(NativeExecuteToolStage, native_passthrough)
         return agent
 
@@ -356,12 +356,6 @@ def _rows(deltas: int) -> list[Row]:
     bare_native = Contestant("strands", native(turns))
     return [
         Row(
-            "bridge 4 mw / native 4 mw",
-            Contestant("bridge+4", bridged(turns, lambda: wraps(4))),
-            Contestant("native+4", native(turns, 4)),
-            "<= 1.05x",
-        ),
-        Row(
             "catalog stack / no middleware",
             Contestant("reference+catalog", reference(turns, catalog_stack)),
             bare_reference,
@@ -457,21 +451,87 @@ def _pass_through_rows(turns: _Turns, baseline: Contestant) -> list[Row]:
     ]
 
 
-def _pydantic_ai_rows(deltas: int) -> list[Row]:
-    """The pydantic-ai bridge's row, where pydantic-ai is installed (Python 3.11 and newer)."""
-    if importlib.util.find_spec("pydantic_ai") is None:
-        return []
-    from pydantic_ai_contestants import bridged_pydantic_ai, native_pydantic_ai
+_HOSTS = ("strands", "pydantic-ai", "langchain")
 
-    turns = _Turns(deltas)
-    return [
-        Row(
-            "pydantic-ai + bridge, 4 pass-through Wrap / the same as 4 native capabilities",
-            Contestant("pydantic-ai+bridge+4", bridged_pydantic_ai(turns, lambda: wraps(4))),
-            Contestant("pydantic-ai+native+4", native_pydantic_ai(turns, 4)),
-            "<= 1.10x",
+# One bridged Wrap per stage against one native wrapper, per host: (label, stages, count).
+_SHAPES = (
+    ("1 Wrap per stage / 1 native", "model+tool", 1, "<= 1.10x"),
+    ("4 Wrap per stage / 4 native", "model+tool", 4, "<= 1.05x"),
+    ("model stage only, 1 / 1", "model", 1, ""),
+    ("tool stage only, 1 / 1", "tool", 1, ""),
+)
+
+
+def _shape_rows(
+    host: str,
+    mode: str,
+    shapes: Sequence[tuple[str, str, int, str]],
+    bridged_of: Callable[[Callable[[], Sequence[Any]]], Callable[[], Any]],
+    native_of: Callable[..., Callable[[], Any]],
+) -> list[Row]:
+    rows: list[Row] = []
+    for label, stages, count, target in shapes:
+        model, tools = "model" in stages, "tool" in stages
+        tag = f"{host}{mode and '+' + mode}+{stages}+{count}"
+        rows.append(
+            Row(
+                f"{host}{mode and ', ' + mode}: {label}",
+                Contestant(
+                    f"{tag}+bridge",
+                    bridged_of(lambda c=count, m=model, t=tools: wraps(c, model=m, tools=t)),
+                ),
+                Contestant(f"{tag}+native", native_of(count, model=model, tools=tools)),
+                target,
+            )
         )
-    ]
+    return rows
+
+
+def _bridge_rows(deltas: int, hosts: Sequence[str]) -> list[Row]:
+    """Every bridged host against its own native wrappers (pydantic-ai needs Python 3.11)."""
+    turns = _Turns(deltas)
+    rows: list[Row] = []
+    if "strands" in hosts:
+        rows += _shape_rows(
+            "strands",
+            "",
+            _SHAPES,
+            lambda chosen: bridged(turns, chosen),
+            lambda count, model, tools: native(turns, count, model_stage=model, tool_stage=tools),
+        )
+    if "pydantic-ai" in hosts and importlib.util.find_spec("pydantic_ai") is not None:
+        from pydantic_ai_contestants import bridged_pydantic_ai, native_pydantic_ai
+
+        for mode, streamed, shapes in (
+            ("streamed", True, _SHAPES),
+            ("unstreamed", False, _SHAPES[:3]),
+        ):
+            rows += _shape_rows(
+                "pydantic-ai",
+                mode,
+                shapes,
+                lambda chosen, s=streamed: bridged_pydantic_ai(turns, chosen, streamed=s),
+                lambda count, s=streamed, **stages: native_pydantic_ai(
+                    turns, count, streamed=s, **stages
+                ),
+            )
+    if "langchain" in hosts:
+        from langchain_contestants import bridged_langchain, native_langchain
+
+        for mode, streamed, shapes in (
+            ("ainvoke", False, _SHAPES),
+            ("astream", True, _SHAPES[:3]),
+        ):
+            rows += _shape_rows(
+                "LangChain",
+                mode,
+                shapes,
+                lambda chosen, s=streamed: bridged_langchain(turns, chosen, streamed=s),
+                lambda count, s=streamed, **stages: native_langchain(
+                    turns, count, streamed=s, **stages
+                ),
+            )
+    return rows
 
 
 def _openai_agents_rows(deltas: int) -> list[Row]:
@@ -655,10 +715,26 @@ def parser(description: str, calls: int) -> argparse.ArgumentParser:
 async def main(argv: list[str]) -> None:
     options = parser(__doc__.splitlines()[0], calls=5)
     options.add_argument("--scaling", action="store_true", help="add the scaling rows")
+    options.add_argument(
+        "--bridges",
+        action="store_true",
+        help="only the bridged hosts against their native wrappers, and their memory",
+    )
+    options.add_argument(
+        "--hosts",
+        default=",".join(_HOSTS),
+        help=f"the bridged hosts to measure, comma-separated (default: {','.join(_HOSTS)})",
+    )
     args = options.parse_args(argv)
+    hosts = [host.strip() for host in args.hosts.split(",") if host.strip()]
+    unknown = sorted(set(hosts) - set(_HOSTS))
+    if unknown:
+        raise SystemExit(f"--hosts: unknown {unknown}; choose from {list(_HOSTS)}")
 
-    rows = _rows(args.deltas) + _pydantic_ai_rows(args.deltas) + _langchain_rows(args.deltas)
-    rows += _openai_agents_rows(args.deltas)
+    rows = [] if args.bridges else _rows(args.deltas)
+    rows += _bridge_rows(args.deltas, hosts)
+    if not args.bridges:
+        rows += _openai_agents_rows(args.deltas)
     if args.scaling:
         rows += _scaling_rows(args.deltas)
     if args.counted_worker is not None:
@@ -672,10 +748,13 @@ async def main(argv: list[str]) -> None:
     for row in rows:
         await _check_same_work(row)
     if args.instructions:
-        shared = [f"--calls={args.calls}", f"--deltas={args.deltas}"]
+        shared = [f"--calls={args.calls}", f"--deltas={args.deltas}", f"--hosts={args.hosts}"]
         if args.scaling:
             shared.append("--scaling")
+        if args.bridges:
+            shared.append("--bridges")
         await _instruction_ratios(rows, shared, args.calls)
+        await _bridge_memory(args.deltas, hosts)
         return
 
     print(
@@ -690,6 +769,9 @@ async def main(argv: list[str]) -> None:
         ratio = await _ratio(row, args.rounds, args.calls)
         print(f"| {row.label} | {ratio:.2f}x | {row.target} |", flush=True)
 
+    await _bridge_memory(args.deltas, hosts)
+    if args.bridges:
+        return
     print()
     print("| agent | KiB per agent | KiB peak per invocation |")
     print("| --- | --- | --- |")
@@ -704,68 +786,20 @@ async def main(argv: list[str]) -> None:
         print(f"| {contestant.name} | {per_agent:.1f} | {per_invocation:.1f} |")
 
 
-# --------------------------------------------------------------------------------------------
-# LangChain: the bridge inside create_agent against the same work as native AgentMiddleware
-# --------------------------------------------------------------------------------------------
-
-
-class _NativeLangChainPassthrough(AgentMiddleware[Any, Any, Any]):
-    """A pass-through LangChain middleware around the model call and the tool call."""
-
-    def __init__(self, number: int) -> None:
-        super().__init__()
-        self._name = f"passthrough_{number}"
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-        return await handler(request)
-
-    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
-        return await handler(request)
-
-
-class _LangChainRun:
-    """A LangChain agent behind the contestants' interface: ``invoke_async`` and ``messages``."""
-
-    def __init__(self, agent: Any) -> None:
-        self.agent = agent
-        self.history: list[Any] = []
-
-    async def invoke_async(self, prompt: str) -> None:
-        result = await self.agent.ainvoke({"messages": [("user", prompt)]})
-        self.history = list(result["messages"])
-
-    @property
-    def messages(self) -> Messages:
-        return converse_messages(self.history)[0]
-
-
-def langchain(turns: _Turns, middleware: Callable[[], Sequence[Any]]) -> Callable[[], Any]:
-    model = LibraryChatModel(library_model=ReferenceModel(turns))
-    add_tool = langchain_tool(add)
-    return lambda: _LangChainRun(
-        create_langchain_agent(model, tools=[add_tool], middleware=list(middleware()))
-    )
-
-
-def _langchain_rows(deltas: int) -> list[Row]:
-    turns = _Turns(deltas)
-    return [
-        Row(
-            "LangChain + bridge, 4 pass-through Wrap / the same as native AgentMiddleware",
-            Contestant(
-                "langchain+bridge+4", langchain(turns, lambda: [LangChainBridge(*wraps(4))])
-            ),
-            Contestant(
-                "langchain+native+4",
-                langchain(turns, lambda: [_NativeLangChainPassthrough(n) for n in range(4)]),
-            ),
-            "<= 1.10x",
+async def _bridge_memory(deltas: int, hosts: Sequence[str]) -> None:
+    """Memory per agent of each host's 1/1 row: one bridged Wrap per stage against one native."""
+    print()
+    print("| host: 1 Wrap per stage / 1 native | KiB per agent | native | ratio | target |")
+    print("| --- | ---: | ---: | --- | --- |")
+    for row in _bridge_rows(deltas, hosts):
+        if "1 Wrap per stage" not in row.label:
+            continue
+        mine, _ = await _memory(row.contestant)
+        theirs, _ = await _memory(row.baseline)
+        print(
+            f"| {row.label.split(':')[0]} | {mine:.1f} | {theirs:.1f} | {mine / theirs:.3f}x "
+            "| <= 1.10x |"
         )
-    ]
 
 
 def _strands_version() -> str:

@@ -53,7 +53,11 @@ from strands_middleware.bridges.pydantic_ai import (
     interrupts_of,
     resume_results,
 )
-from strands_middleware.bridges.pydantic_ai._messages import stop_reason_of
+from strands_middleware.bridges.pydantic_ai._messages import (
+    converse_message,
+    same_message,
+    stop_reason_of,
+)
 from strands_middleware.bridges.pydantic_ai.testing import ScriptedPydanticAIModel
 from strands_middleware.catalog import ToolApproval
 from strands_middleware.events import TextDeltaEvent
@@ -133,6 +137,31 @@ def test_an_unchanged_result_is_the_models_own_response() -> None:
     agent = Agent(FunctionModel(model), capabilities=[PydanticAIMiddleware(passthrough)])
     result = run(agent, "hi")
     assert result.all_messages()[-1] is model.returned[0]
+
+
+def test_a_result_is_read_against_the_response_as_its_conversion_would_be() -> None:
+    response = ModelResponse(
+        parts=[
+            ThinkingPart("hmm", signature="sig"),
+            TextPart("adding"),
+            ToolCallPart("add", {"a": 1}, "c1"),
+        ]
+    )
+    message = converse_message(response)
+    assert same_message(message, response)
+    edits: list[Any] = [
+        lambda m: m["content"].pop(),
+        lambda m: m["content"].append({"text": "more"}),
+        lambda m: m["content"][1].update(text="changed"),
+        lambda m: m["content"][2]["toolUse"]["input"].update(a=2),
+        lambda m: m["content"][2]["toolUse"].update(name="sub"),
+        lambda m: m["content"][0]["reasoningContent"]["reasoningText"].pop("signature"),
+        lambda m: m.update(role="user"),
+    ]
+    for edit in edits:
+        edited = converse_message(response)
+        edit(edited)
+        assert same_message(edited, response) is (edited == message)
 
 
 def test_handlers_see_converse_messages_one_for_each_pydantic_ai_message() -> None:

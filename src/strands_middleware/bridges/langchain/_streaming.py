@@ -3,21 +3,25 @@
 LangChain calls the model inside ``awrap_model_call``'s handler; this library's chain runs around
 that handler. For Wrap handlers to see each delta, and for LangChain to stream what they let
 through, the bridge hands LangChain a `RelayChatModel` in place of the model it would call. The
-relay streams the real model, passes each Converse chunk to the chain's terminal (through the
-`Relay`), waits until the chain asks for the next one, and streams on, as LangChain chunks, the
-deltas the chain let out meanwhile. LangChain's reply is the aggregate of those chunks, ending
-with one that carries the call's usage.
+relay reads the real model (its own ``_astream``/``_agenerate`` where it can, see
+`_called_directly`), passes each Converse chunk to the chain's terminal (through the `Relay`),
+and streams on, as LangChain chunks, the deltas the chain let out meanwhile: after each chunk
+the chain has caught up with (a model waiting on its connection lets the chain run), or once
+the relay is a few hundred chunks ahead and waits for it. LangChain's reply is the aggregate
+of those chunks, ending with one that carries the call's usage.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.base import LanguageModelInput
 from langchain_core.language_models.chat_models import generate_from_stream
@@ -28,7 +32,7 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableBinding
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
@@ -59,8 +63,9 @@ def calling_through(relay: Relay, start: Callable[[], _T]) -> _T:
 
 _Delta = str | tuple[int, str | None, str | None, str]
 
-# Chunks the relay may send ahead of the chain when LangChain streams nothing: the chain still
-# sees each one, and a handler that stops early leaves at most this many unread.
+# Chunks the relay may send ahead of the chain before it waits for the chain to ask for more:
+# the chain still sees each one, and a handler that stops early leaves at most this many unread.
+# Waiting on every chunk would cost two task switches a chunk.
 _AHEAD = 256
 
 
@@ -232,7 +237,8 @@ class RelayChatModel(BaseChatModel):
             own = [chunk async for chunk in _host_stream(self.inner, messages, kwargs)]
             return generate_from_stream(ChatGenerationChunk(message=each) for each in own)
         metadata: dict[str, Any] = {}
-        deltas = [delta async for delta in _relayed(self, messages, kwargs, metadata, _AHEAD)]
+        relayed = _relayed(self, messages, kwargs, metadata, _AHEAD, whole=True)
+        deltas = [delta async for delta in relayed]
         texts = [delta for delta in deltas if isinstance(delta, str)]
         calls: dict[int, dict[str, Any]] = {}
         for delta in deltas:
@@ -258,7 +264,7 @@ class RelayChatModel(BaseChatModel):
                 yield ChatGenerationChunk(message=own)
             return
         metadata: dict[str, Any] = {}
-        async for delta in _relayed(self, messages, kwargs, metadata, 1):
+        async for delta in _relayed(self, messages, kwargs, metadata, _AHEAD, whole=False):
             if isinstance(delta, str):
                 yield ChatGenerationChunk(message=AIMessageChunk(content=delta))
             else:
@@ -276,14 +282,18 @@ async def _relayed(
     kwargs: dict[str, Any],
     metadata: dict[str, Any],
     ahead: int,
+    *,
+    whole: bool,
 ) -> AsyncGenerator[_Delta, None]:
     """Stream the real model through the chain; yield the deltas the chain let out.
 
     Up to ``ahead`` chunks go to the chain before the relay waits for it to ask for more.
+    ``whole``: LangChain asked the relay for its reply whole, so the real model is asked the
+    same way where it can be (see `_direct_stream`).
     """
     relay = model.current_relay()
     relay.used = True
-    source = _converse_stream(model.inner, messages, kwargs, metadata)
+    source = _converse_stream(model.inner, messages, kwargs, metadata, whole)
     try:
         chunks = relay.chunks
         async for chunk in source:
@@ -291,10 +301,14 @@ async def _relayed(
             if len(chunks) >= ahead:
                 relay.wake.clear()
                 await relay.wake.wait()
-                for out in _drain(relay):
-                    yield out
-                if relay.settled:
-                    break
+            elif not relay.out and not relay.settled:
+                continue
+            # What the chain let out while the model was being read (a model waiting on its
+            # connection lets the chain run) streams on at once.
+            for out in _drain(relay):
+                yield out
+            if relay.settled:
+                break
     except Exception as failure:
         relay.put(failure)
         raise
@@ -346,16 +360,121 @@ def _bound(model: BaseChatModel, kwargs: dict[str, Any]) -> Runnable[LanguageMod
     return model.bind(**rest) if rest else model
 
 
-async def _host_stream(
-    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
-) -> AsyncGenerator[AIMessageChunk, None]:
-    """The real model's own chunks, kept out of every stream the caller reads (the relay's go).
+# What LangChain's streaming takes out of the call's keywords before it calls ``_astream``.
+_NOT_SENT = ("ls_structured_output_format", "structured_output_format")
 
-    The tag keeps them out of LangGraph's message stream; no callbacks keep them out of
-    ``astream_events`` (and tracers), which would otherwise show the caller each chunk the
-    model produced, including those a handler withheld. The relay's own run reports what the
-    handlers let out.
+
+def _called_directly(model: BaseChatModel, whole: bool) -> str | None:
+    """How the relay may call ``model`` itself: ``"_astream"``, ``"_agenerate"`` or None.
+
+    LangChain's ``astream``/``ainvoke`` around a chat model's own ``_astream``/``_agenerate``
+    report the call to callbacks, wait for the rate limiter, look the reply up in a cache (not
+    streamed) and may rewrite it. The relay's own call has already been reported (the relay is
+    the run LangChain traces) and the rate limiter is waited for here; a model with callbacks,
+    a cache or content rewriting of its own goes through LangChain's call (None). ``whole``:
+    LangChain asked for the reply whole, and the model answers whole unless it always streams.
     """
+    kind = type(model)
+    if (
+        model.callbacks
+        or model.verbose
+        or getattr(model, "output_version", None) == "v1"
+        or (whole and model.disable_streaming is True)
+    ):
+        return None
+    streams = (
+        kind._astream is not BaseChatModel._astream  # pyright: ignore[reportPrivateUsage]
+        and not model.disable_streaming
+    )
+    always_streams = "streaming" in model.model_fields_set and getattr(model, "streaming", None)
+    if streams and (not whole or always_streams is True):
+        return "_astream"
+    cached = model.cache is not False and (model.cache is not None or get_llm_cache() is not None)
+    if not whole or cached:
+        return None
+    return "_agenerate"
+
+
+async def _direct_stream(
+    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any], whole: bool
+) -> AsyncGenerator[AIMessageChunk, None] | None:
+    """The real model's reply from its own ``_astream``/``_agenerate`` (`_called_directly`).
+
+    The messages are what LangChain's call of the relay already normalised; the keywords are
+    those the model's own ``bind_tools`` binds. None when the model cannot be called this way.
+    """
+    how = _called_directly(model, whole)
+    if how is None:
+        return None
+    bound = _bound(model, kwargs)
+    sent: dict[str, Any]
+    if bound is model:
+        sent = {}
+    elif (
+        isinstance(bound, RunnableBinding)
+        and bound.bound is model
+        and not bound.config
+        and not bound.config_factories
+    ):
+        sent = {k: v for k, v in bound.kwargs.items() if k not in _NOT_SENT}
+    else:
+        return None
+    if model.rate_limiter is not None:
+        await model.rate_limiter.aacquire(blocking=True)
+    if how == "_agenerate":
+        return _own_reply(model, messages, sent)
+    return _own_chunks(model, messages, sent)
+
+
+async def _own_reply(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGenerator[Any, None]:
+    result = await model._agenerate(messages, stop=None, **sent)  # pyright: ignore[reportPrivateUsage]
+    generation = result.generations[0]
+    message = generation.message
+    metadata = {**(generation.generation_info or {}), **message.response_metadata}
+    if not isinstance(message, AIMessage):
+        raise TypeError(f"the chat model answered with {type(message).__name__}, not AIMessage")
+    calls: Any = [
+        {"name": call["name"], "args": json.dumps(call["args"]), "id": call["id"], "index": index}
+        for index, call in enumerate(message.tool_calls)
+    ]
+    yield AIMessageChunk(
+        content=message.content,
+        tool_call_chunks=calls,
+        usage_metadata=message.usage_metadata,
+        response_metadata=metadata,
+        id=message.id,
+    )
+
+
+async def _own_chunks(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGenerator[Any, None]:
+    streamed: AsyncIterator[ChatGenerationChunk] = model._astream(  # pyright: ignore[reportPrivateUsage]
+        messages, stop=None, **sent
+    )
+    async for generation in streamed:
+        message = generation.message
+        info = generation.generation_info
+        if info:  # LangChain folds a chunk's generation info into its metadata
+            message.response_metadata = {**info, **message.response_metadata}
+        if isinstance(message, AIMessageChunk):
+            yield message
+
+
+async def _host_stream(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    kwargs: dict[str, Any],
+    *,
+    whole: bool = False,
+) -> AsyncGenerator[AIMessageChunk, None]:
+    """The real model's own chunks, kept out of every stream the caller reads (the relay's go):
+    called directly (`_direct_stream`) it reports to no callbacks; otherwise the tag keeps them
+    out of LangGraph's message stream and no inherited callbacks out of ``astream_events``,
+    where the caller would see chunks a handler withheld."""
+    direct = await _direct_stream(model, messages, kwargs, whole)
+    if direct is not None:
+        async for chunk in direct:
+            yield chunk
+        return
     config: Any = {"tags": [TAG_NOSTREAM], "callbacks": []}
     async for chunk in _bound(model, kwargs).astream(messages, config):
         if isinstance(chunk, AIMessageChunk):
@@ -369,17 +488,18 @@ def _converse_stream(
     messages: list[BaseMessage],
     kwargs: dict[str, Any],
     metadata: dict[str, Any],
+    whole: bool,
 ) -> AsyncGenerator[StreamEvent, None]:
     """The real model's reply as Converse chunks (a model of this library's own, unchanged)."""
     if isinstance(model, LibraryChatModel):
         bound: list[Any] = kwargs.get("bound_tools") or []
         sent: dict[str, Any] = {}
         if bound:
-            sent["tools"] = [_openai_tool(each) for each in bound]
+            sent["tools"] = [convert_to_openai_tool(each) for each in bound]
             sent["tool_choice"] = kwargs.get("bound_tool_choice")
         # The model's own stream, not a generator around it: one hop fewer on every chunk.
         return model.stream_converse(messages, sent)
-    return _host_converse(model, messages, kwargs, metadata)
+    return _host_converse(model, messages, kwargs, metadata, whole)
 
 
 async def _host_converse(
@@ -387,6 +507,7 @@ async def _host_converse(
     messages: list[BaseMessage],
     kwargs: dict[str, Any],
     metadata: dict[str, Any],
+    whole: bool,
 ) -> AsyncGenerator[StreamEvent, None]:
     """A LangChain chat model's chunks as Converse chunks; its metadata is kept in ``metadata``.
 
@@ -400,7 +521,7 @@ async def _host_converse(
     tool_index: Any = None
     any_tool = False
     started = False
-    async for chunk in _host_stream(model, messages, kwargs):
+    async for chunk in _host_stream(model, messages, kwargs, whole=whole):
         if not started:
             started = True
             yield {"messageStart": {"role": "assistant"}}
@@ -479,7 +600,3 @@ def _texts(content: Any) -> list[str]:
             if fields.get("type") == "text" and fields.get("text"):
                 texts.append(str(fields["text"]))
     return texts
-
-
-def _openai_tool(tool: Any) -> Any:
-    return convert_to_openai_tool(tool)

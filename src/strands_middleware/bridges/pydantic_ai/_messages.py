@@ -61,6 +61,7 @@ __all__ = [
     "host_messages",
     "host_response",
     "host_usage",
+    "same_message",
     "stop_reason_of",
     "tool_choice_of",
     "tool_result_content",
@@ -170,6 +171,45 @@ def _response_blocks(message: ModelResponse) -> list[ContentBlock]:
                 reasoning["signature"] = part.signature
             blocks.append(cast(ContentBlock, {"reasoningContent": {"reasoningText": reasoning}}))
     return blocks
+
+
+def same_message(message: Message, response: ModelResponse) -> bool:
+    """Whether ``message`` is what `converse_message` makes of ``response``, built or not.
+
+    Read part by part against the response, so the answer costs no second conversion.
+    """
+    if message.get("role") != "assistant":
+        return False
+    blocks = message["content"]
+    index = 0
+    for part in response.parts:
+        if isinstance(part, TextPart):
+            expected: Any = {"text": part.content}
+        elif isinstance(part, ToolCallPart):
+            block: Any = blocks[index] if index < len(blocks) else None
+            use: Any = (
+                cast("dict[str, Any]", block).get("toolUse") if isinstance(block, dict) else None
+            )
+            if not isinstance(use, dict) or len(cast("dict[str, Any]", block)) != 1:
+                return False
+            fields = cast("dict[str, Any]", use)
+            given = fields.get("input")
+            wanted = {"toolUseId": part.tool_call_id, "name": part.tool_name, "input": given}
+            if fields != wanted or given != part.args_as_dict():
+                return False
+            index += 1
+            continue
+        elif isinstance(part, ThinkingPart):
+            reasoning: dict[str, Any] = {"text": part.content}
+            if part.signature is not None:
+                reasoning["signature"] = part.signature
+            expected = {"reasoningContent": {"reasoningText": reasoning}}
+        else:
+            continue
+        if index >= len(blocks) or blocks[index] != expected:
+            return False
+        index += 1
+    return index == len(blocks) and len(message) == 2
 
 
 def converse_message(message: ModelMessage) -> Message:

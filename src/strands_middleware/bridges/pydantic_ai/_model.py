@@ -45,15 +45,16 @@ from ...events import (
 )
 from ...host._model_call import ModelStagePoint, invoke_model_terminal
 from ...host._model_stream import process_model_stream
+from ...host._tool_call import copy_containers
 from ...stages._invoke_model import InvokeModelContext
 from ._messages import (
     StreamChunks,
     chunks_of_response,
-    converse_message,
     converse_messages,
     converse_usage,
     host_messages,
     host_response,
+    same_message,
     stop_reason_of,
     tool_choice_of,
 )
@@ -165,12 +166,14 @@ class _ModelCall:
         self._params = params
         self._run_context = run_context
         self._streamed = streamed
+        # One conversion each: what handlers get; the untouched copies a handler's in-place
+        # edits are found against are container copies, not conversions again.
         shown = converse_messages(messages)
         self._shown = tuple(shown)
-        self._was = converse_messages(messages)
+        self._was = copy_containers(shown)
         specs = [tool_spec_of(definition) for definition in params.function_tools]
         self._specs = specs
-        self._was_specs = [tool_spec_of(definition) for definition in params.function_tools]
+        self._was_specs = copy_containers(specs)
         self._prompt = _instructions(messages, params)
         self._choice = tool_choice_of(settings)
         wrapped = model.wrapped
@@ -273,7 +276,7 @@ class _ModelCall:
         if (
             result.stop_reason == stop_reason_of(response)
             and result.usage == converse_usage(response.usage)
-            and result.message == converse_message(response)
+            and same_message(result.message, response)
         ):
             return response
         return host_response(result.message, result.stop_reason, result.usage, response)

@@ -1,0 +1,91 @@
+"""The one private seam of the LangChain bridge: it calls a chat model's own ``_astream`` or
+``_agenerate`` (`bridges/langchain/_streaming.py`, `_called_directly`), not ``astream`` again.
+
+These are the methods a ``BaseChatModel`` subclass implements; LangChain's public ``astream`` and
+``ainvoke`` wrap them in callbacks, a cache and the rate limiter, which the relay's own call has
+already gone through. When a LangChain release renames them or changes how they are called, a
+test here fails and names the place to update, instead of the bridge calling the model wrongly.
+"""
+
+from __future__ import annotations
+
+import inspect
+from importlib import metadata
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.language_models import BaseChatModel
+from pydantic import Field
+
+from strands_middleware import InvokeModelStage
+from strands_middleware.bridges.langchain import LangChainBridge
+from strands_middleware.bridges.langchain._streaming import _called_directly
+from strands_middleware.events import TextDeltaEvent
+
+from .test_langchain_native_model import ReplyModel, prompt
+
+LANGCHAIN_CORE = metadata.version("langchain-core")
+
+
+def _moved(what: str) -> str:
+    return (
+        f"langchain-core {LANGCHAIN_CORE} changed {what}, which the LangChain bridge calls "
+        "directly: update _called_directly and _direct_stream in "
+        "src/strands_middleware/bridges/langchain/_streaming.py"
+    )
+
+
+def test_the_methods_a_chat_model_implements_take_what_the_bridge_passes() -> None:
+    for name in ("_astream", "_agenerate"):
+        method = getattr(BaseChatModel, name, None)
+        assert method is not None, _moved(f"BaseChatModel.{name} (it is gone)")
+        parameters = inspect.signature(method).parameters
+        assert list(parameters)[:3] == ["self", "messages", "stop"], _moved(
+            f"the parameters of BaseChatModel.{name}: {list(parameters)}"
+        )
+        assert any(p.kind is p.VAR_KEYWORD for p in parameters.values()), _moved(
+            f"BaseChatModel.{name}, which no longer takes the bound keywords"
+        )
+
+
+def test_a_plain_model_is_called_directly_and_one_with_callbacks_is_not() -> None:
+    plain = ReplyModel(replies=["hello"])
+    assert _called_directly(plain, whole=False) == "_astream"
+    assert _called_directly(plain, whole=True) == "_agenerate"
+    watched = ReplyModel(replies=["hello"], callbacks=[AsyncCallbackHandler()])
+    assert _called_directly(watched, whole=False) is None
+
+
+class _CountingModel(ReplyModel):
+    """A `ReplyModel` noting which of LangChain's public entry points the bridge called."""
+
+    public: list[str] = Field(default_factory=list)
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> Any:
+        self.public.append("ainvoke")
+        return await super().ainvoke(*args, **kwargs)
+
+    async def astream(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        self.public.append("astream")
+        async for chunk in super().astream(*args, **kwargs):
+            yield chunk
+
+
+async def test_each_model_call_runs_the_model_once_through_its_own_method() -> None:
+    seen: list[str] = []
+
+    @InvokeModelStage.wrap
+    async def listen(context: Any, next_fn: Any) -> Any:
+        async for event in next_fn(context):
+            if isinstance(event, TextDeltaEvent):
+                seen.append(event.text)
+            yield event
+
+    model = _CountingModel(replies=["one two three"])
+    agent = create_agent(model, middleware=[LangChainBridge(listen)])
+    chunks = [chunk async for chunk, _ in agent.astream(prompt(), stream_mode="messages")]
+    assert model.calls == 1
+    assert model.public == [], "the bridge went through LangChain's call machinery again"
+    assert "".join(seen) == "one two three"
+    assert "".join(str(c.content) for c in chunks) == "one two three"
