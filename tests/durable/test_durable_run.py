@@ -161,7 +161,7 @@ def test_agents_are_told_apart_by_name(tmp_path: Path) -> None:
         first.unregister()
 
 
-class ContextWindowOverflowException(Exception):  # noqa: N818 (the name strands gives it)
+class ContextWindowOverflowException(Exception):
     """Named as strands' overflow error, which `ContextWindow` recognises by its name."""
 
 

@@ -126,7 +126,7 @@ def test_a_guardrail_calling_out_runs_in_the_activity(tmp_path: Path) -> None:
 
 
 def test_stores_clocks_and_the_summarizer_are_refused_in_workflow_code() -> None:
-    with pytest.raises(PlacementError, match="summarizer, tried once more .* store"):
+    with pytest.raises(PlacementError, match=r"summarizer, tried once more .* store"):
         in_workflow(Summarize(ScriptedModel([]), max_messages=10, store=InMemoryStore()))
     with pytest.raises(PlacementError, match="reads a clock and keeps circuits in a store"):
         in_workflow(CircuitBreaker())
