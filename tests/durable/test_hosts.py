@@ -120,6 +120,19 @@ def test_pydantic_ai_runs_model_handlers_in_its_model_activity() -> None:
         for_temporal_host("pydantic-ai", [Cache(ExecuteToolStage)])
 
 
+def test_a_tool_retry_on_pydantic_ai_is_registered_for_workflow_code() -> None:
+    model_retry, tool_retry = Retry(on=Throttled), Retry(ExecuteToolStage, on=SlowDown)
+    registered = for_temporal_host("pydantic-ai", [model_retry, tool_retry])
+    assert registered[0] is model_retry  # inside the model activity, as it is
+    clone = registered[1]
+    assert isinstance(clone, Retry) and clone is not tool_retry
+    assert clone.stage is ExecuteToolStage and clone.draw is not random.random
+    assert [m.phase for m in registered[2:]] == [  # type: ignore[union-attr]
+        InvokeModelStage.Wrap,
+        ExecuteToolStage.Wrap,
+    ]
+
+
 def test_your_own_handlers_are_placed_where_the_host_runs_them() -> None:
     model_handler = InvokeModelStage.wrap(passing)
     tool_handler = ExecuteToolStage.wrap(passing)
