@@ -11,6 +11,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, RetryState
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage
 from strands_middleware.catalog import Cache, Redact, Retry, Timeout, ToolApproval
+from strands_middleware.catalog._overflow import is_context_overflow
 from strands_middleware.durable import PlacementError, for_temporal_host, in_activity, in_workflow
 from strands_middleware.durable._host_errors import ProviderErrors
 from strands_middleware.events import ToolResultEvent
@@ -161,3 +162,10 @@ async def test_the_tool_handler_rebuilds_an_error_results_exception() -> None:
     results = [event async for event in tool_errors.handler(None, activity)]  # type: ignore[union-attr]
     assert len(results) == 1 and results[0] == failed  # the same result for the model
     assert type(results[0].exception) is SlowDown and results[0].exception.__cause__ is failure
+
+
+def test_an_activity_failing_with_an_overflow_is_an_overflow_by_its_type_name() -> None:
+    # The message says nothing of an overflow: the class's name in the cause's type does.
+    for name in ("ContextWindowOverflowException", "ContextWindowOverflowError"):
+        assert is_context_overflow(activity_error(name, "the request is too large"))
+    assert not is_context_overflow(activity_error("ModelThrottledException", "slow down"))
