@@ -123,10 +123,10 @@ PLACEMENTS: dict[type[Any], _Rule] = {
         ("workflow", "activity"),
         "it masks text by its patterns alone",
         refused=lambda item: (
-            "its pseudonyms are kept in process memory for a run, while a durable run's calls "
-            "are activities that may run in other processes, each with a copy of the run's "
-            "state, so a pseudonym could not be given back. Use Redact() there, which masks "
-            "without restoring"
+            "its pseudonyms are kept in one process's memory for a run, while a durable run "
+            "goes on in other processes (its activities on any worker, its workflow on another "
+            "worker after a crash or a long wait), which hold no copy of them, so a pseudonym "
+            "could not be given back. Use Redact() there, which masks without restoring"
             if getattr(item, "reversible", False)
             else None
         ),
