@@ -102,7 +102,9 @@ PLACEMENTS: dict[type[Any], _Rule] = {
     # ContextWindow's overflow recovery (a Wrap handler) may run in workflow code too: the model
     # activity fails at once on an overflow (retrying the same request cannot help), and the
     # second try calls next_fn again, which schedules a new model activity with a request cut
-    # from the call's own inputs: replayed, it schedules the same one.
+    # from the call's own inputs: replayed, it schedules the same one. What it remembers of a
+    # cut lives from its Input handler to its Wrap handler of the same call, so a replay on
+    # any worker rebuilds it.
     ContextWindow: _deciding(
         "it trims the request from its inputs alone, and on a context overflow asks the model "
         "once more with a request cut from the same inputs"
