@@ -10,11 +10,25 @@ import pytest
 from temporalio.exceptions import ActivityError, ApplicationError, RetryState
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage
-from strands_middleware.catalog import Cache, Redact, Retry, Timeout, ToolApproval
+from strands_middleware.catalog import (
+    Cache,
+    CircuitBreaker,
+    ContextWindow,
+    Guardrail,
+    Redact,
+    Retry,
+    Summarize,
+    Timeout,
+    ToolApproval,
+    UsageBudget,
+    Verdict,
+)
 from strands_middleware.catalog._overflow import is_context_overflow
 from strands_middleware.durable import PlacementError, for_temporal_host, in_activity, in_workflow
 from strands_middleware.durable._host_errors import ProviderErrors
 from strands_middleware.events import ToolResultEvent
+from strands_middleware.stores import InMemoryStore
+from strands_middleware.testing import ScriptedModel
 
 
 async def passing(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
@@ -169,3 +183,25 @@ def test_an_activity_failing_with_an_overflow_is_an_overflow_by_its_type_name() 
     for name in ("ContextWindowOverflowException", "ContextWindowOverflowError"):
         assert is_context_overflow(activity_error(name, "the request is too large"))
     assert not is_context_overflow(activity_error("ModelThrottledException", "slow down"))
+
+
+def test_the_new_catalog_behaviour_on_each_host() -> None:
+    window, monitor = ContextWindow(max_messages=10), Guardrail(check_nothing, mode="monitor")
+    assert for_temporal_host("strands", [window, monitor]) == [window, monitor]
+    summarize = Summarize(ScriptedModel([]), max_messages=10, store=InMemoryStore())
+    assert for_temporal_host("pydantic-ai", [summarize, window]) == [summarize, window]
+    alerting = Guardrail(check_nothing, on_violation=lambda subject, verdict: None)
+    for item, why in [
+        (summarize, r"summarizer, tried once more when it fails\) and, with store="),
+        (alerting, "its on_violation callback is your code"),
+        (CircuitBreaker(), "reads a clock and keeps circuits in a store"),
+        (UsageBudget(max_cost=0.5), "with max_cost=, their price"),
+    ]:
+        with pytest.raises(PlacementError, match=f"cannot run on temporalio-strands-agents.*{why}"):
+            for_temporal_host("strands", [item])
+    with pytest.raises(PlacementError, match=r"^Redact cannot run in a durable run"):
+        for_temporal_host("pydantic-ai", [Redact(reversible=True)])
+
+
+def check_nothing(subject: Any) -> Verdict:
+    return Verdict.allow()
