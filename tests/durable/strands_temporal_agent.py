@@ -11,12 +11,12 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from strands import tool
-from strands.types.exceptions import ModelThrottledException
+from strands.types.exceptions import ContextWindowOverflowException, ModelThrottledException
 from temporalio import activity, workflow
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage
 from strands_middleware.bridges.strands.testing import ScriptedStrandsModel
-from strands_middleware.catalog import Redact, Retry, ToolApproval
+from strands_middleware.catalog import ContextWindow, Redact, Retry, ToolApproval
 from strands_middleware.durable import for_temporal_host, in_workflow
 from strands_middleware.testing import text_turn, tool_turn
 
@@ -96,3 +96,20 @@ RETRY = for_temporal_host(
 )
 
 RETRY_OTHER_ERRORS = for_temporal_host("strands", [Retry(attempts=3, on=ConnectionError)])
+
+
+def overflowing_once() -> ScriptedStrandsModel:
+    """A model whose second call reports that the request overflowed its context window."""
+    model = ScriptedStrandsModel(
+        [
+            tool_turn("lookup", {"order": 7}, tool_use_id="call-lookup"),
+            ContextWindowOverflowException("the request is longer than the context window"),
+            text_turn("Paid."),
+        ]
+    )
+    MODELS.append(model)
+    return model
+
+
+WINDOW = for_temporal_host("strands", [ContextWindow(max_messages=100)])
+"""Never cuts before the model says the request overflowed; then cuts it and asks again."""

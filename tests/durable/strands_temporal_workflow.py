@@ -13,7 +13,14 @@ with workflow.unsafe.imports_passed_through():
 
     from strands_middleware.bridges.strands import StrandsBridge
 
-    from .strands_temporal_agent import APPROVAL, MIDDLEWARE, RETRY, RETRY_OTHER_ERRORS, lookup
+    from .strands_temporal_agent import (
+        APPROVAL,
+        MIDDLEWARE,
+        RETRY,
+        RETRY_OTHER_ERRORS,
+        WINDOW,
+        lookup,
+    )
 
 
 @workflow.defn
@@ -84,4 +91,25 @@ class StrandsTemporalRetry:
             return f"raised {type(error).__name__}: {error}"
         except Exception as error:
             return f"raised {type(error).__name__}"
+        return str(result).strip()
+
+
+@workflow.defn
+class StrandsTemporalOverflow:
+    """A conversation with history whose second model call overflows once."""
+
+    @workflow.run
+    async def run(self, prompt: str) -> str:
+        agent = TemporalAgent(
+            model="scripted",
+            start_to_close_timeout=timedelta(seconds=20),
+            tools=[lookup],
+            messages=[
+                {"role": "user", "content": [{"text": "Hello."}]},
+                {"role": "assistant", "content": [{"text": "Hello, how can I help?"}]},
+            ],
+            callback_handler=None,
+        )
+        StrandsBridge.of(agent).use(*WINDOW)
+        result = await agent.invoke_async(prompt)
         return str(result).strip()

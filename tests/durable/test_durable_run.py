@@ -16,6 +16,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Replayer
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage
+from strands_middleware.catalog import ContextWindow, Summarize
 from strands_middleware.durable import (
     ActivityOptions,
     AgentRun,
@@ -26,8 +27,10 @@ from strands_middleware.durable import (
     start_run,
     workflow_runner,
 )
+from strands_middleware.stores import InMemoryStore
+from strands_middleware.testing import ScriptedModel, text_turn
 
-from .agents import SCRIPT, Journal, build_agent
+from .agents import SCRIPT, Journal, build_agent, journaled_tools
 
 
 def _names() -> tuple[str, str]:
@@ -157,3 +160,118 @@ def test_agents_are_told_apart_by_name(tmp_path: Path) -> None:
         first.register()  # the same agent again is fine
     finally:
         first.unregister()
+
+
+class ContextWindowOverflowException(Exception):
+    """Named as strands' overflow error, which `ContextWindow` recognises by its name."""
+
+
+class OverflowingModel:
+    """Plays `SCRIPT` by the last tool result it is sent; overflows at ``limit`` messages."""
+
+    def __init__(self, limit: int = 5) -> None:
+        self.limit = limit
+        self.sizes: list[int] = []
+
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, *args: Any, **kwargs: Any
+    ) -> AsyncGenerator[Any, None]:
+        self.sizes.append(len(messages))
+        if len(messages) >= self.limit:
+            raise ContextWindowOverflowException("the request is longer than the context window")
+        results = [
+            block["toolResult"]["toolUseId"]
+            for block in messages[-1]["content"]
+            if "toolResult" in block
+        ]
+        turn = {"call-lookup": 1, "call-refund": 2}.get(results[0], 0) if results else 0
+        async for chunk in ScriptedModel([SCRIPT[turn]]).stream(messages, tool_specs):
+            yield chunk
+
+
+async def test_a_context_overflow_is_cut_in_workflow_code_and_asked_as_a_new_activity(
+    client: Client, tmp_path: Path
+) -> None:
+    name, queue = _names()
+    model = OverflowingModel()
+    window = ContextWindow(max_messages=100)  # never cuts before the model says it overflowed
+    agent = DurableAgent(
+        name,
+        model=model,
+        tools=journaled_tools(Journal(tmp_path / "journal"), tmp_path),
+        middleware=[window],
+        sequential_tools=True,
+        # Retried without end by default: an overflow must fail the activity at once anyway.
+        model_activity=ActivityOptions(start_to_close_timeout=timedelta(seconds=10)),
+    )
+    try:
+        assert agent.workflow_middleware == [window]
+        async with create_worker(client, task_queue=queue, agents=[agent]):
+            handle = await start_run(client, name, "Refund order 7", id=name, task_queue=queue)
+            output = await handle.result()
+        assert output.stop_reason == "end_turn"
+        assert output.message == SCRIPT[2]
+        # The third call overflowed once (not retried by Temporal), then went out cut in half.
+        assert model.sizes[:3] == [1, 3, 5]
+        assert len(model.sizes) == 4
+        assert model.sizes[3] < 5
+        # The workflow chain asked a second model activity, so history records four; a replay
+        # schedules the same ones (a different request would fail it as nondeterministic).
+        history = await handle.fetch_history()
+        scheduled = [
+            event
+            for event in history.events
+            if event.activity_task_scheduled_event_attributes.activity_type.name
+            == "strands_middleware.invoke_model"
+        ]
+        assert len(scheduled) == 4
+        await Replayer(workflows=[AgentRun], workflow_runner=workflow_runner()).replay_workflow(
+            history
+        )
+        assert len(model.sizes) == 4
+    finally:
+        agent.unregister()
+
+
+async def test_a_summary_its_retried_summarizer_and_its_store_run_inside_the_model_activity(
+    client: Client, tmp_path: Path
+) -> None:
+    name, queue = _names()
+    model = OverflowingModel(limit=100)
+    summarizer = ScriptedModel(
+        [ConnectionError("summarizer unreachable"), text_turn("Order 7 was looked up.")]
+    )
+    store = InMemoryStore()
+    summarize = Summarize(summarizer, max_messages=4, store=store)
+    agent = DurableAgent(
+        name,
+        model=model,
+        tools=journaled_tools(Journal(tmp_path / "journal"), tmp_path),
+        middleware=[summarize],
+        sequential_tools=True,
+        model_activity=ActivityOptions(
+            start_to_close_timeout=timedelta(seconds=10),
+            retry_policy=RetryPolicy(maximum_attempts=1),
+        ),
+    )
+    try:
+        assert agent.workflow_middleware == []
+        async with create_worker(client, task_queue=queue, agents=[agent]):
+            handle = await start_run(client, name, "Refund order 7", id=name, task_queue=queue)
+            output = await handle.result()
+        assert output.message == SCRIPT[2]
+        # The third call went out summarized: the summarizer failed once and was asked again
+        # within the same (single-attempt) model activity, and its summary was stored.
+        assert len(summarizer.requests) == 2
+        assert model.sizes[:2] == [1, 3] and len(model.sizes) == 3 and model.sizes[2] < 5
+        assert len(store._cache) == 1  # pyright: ignore[reportPrivateUsage]
+        history = await handle.fetch_history()
+        scheduled = [
+            event
+            for event in history.events
+            if event.activity_task_scheduled_event_attributes.activity_type.name
+            == "strands_middleware.invoke_model"
+        ]
+        assert len(scheduled) == 3
+    finally:
+        agent.unregister()

@@ -10,10 +10,25 @@ import pytest
 from temporalio.exceptions import ActivityError, ApplicationError, RetryState
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage
-from strands_middleware.catalog import Cache, Redact, Retry, Timeout, ToolApproval
+from strands_middleware.catalog import (
+    Cache,
+    CircuitBreaker,
+    ContextWindow,
+    Guardrail,
+    Redact,
+    Retry,
+    Summarize,
+    Timeout,
+    ToolApproval,
+    UsageBudget,
+    Verdict,
+)
+from strands_middleware.catalog._overflow import is_context_overflow
 from strands_middleware.durable import PlacementError, for_temporal_host, in_activity, in_workflow
 from strands_middleware.durable._host_errors import ProviderErrors
 from strands_middleware.events import ToolResultEvent
+from strands_middleware.stores import InMemoryStore
+from strands_middleware.testing import ScriptedModel
 
 
 async def passing(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
@@ -120,6 +135,19 @@ def test_pydantic_ai_runs_model_handlers_in_its_model_activity() -> None:
         for_temporal_host("pydantic-ai", [Cache(ExecuteToolStage)])
 
 
+def test_a_tool_retry_on_pydantic_ai_is_registered_for_workflow_code() -> None:
+    model_retry, tool_retry = Retry(on=Throttled), Retry(ExecuteToolStage, on=SlowDown)
+    registered = for_temporal_host("pydantic-ai", [model_retry, tool_retry])
+    assert registered[0] is model_retry  # inside the model activity, as it is
+    clone = registered[1]
+    assert isinstance(clone, Retry) and clone is not tool_retry
+    assert clone.stage is ExecuteToolStage and clone.draw is not random.random
+    assert [m.phase for m in registered[2:]] == [  # type: ignore[union-attr]
+        InvokeModelStage.Wrap,
+        ExecuteToolStage.Wrap,
+    ]
+
+
 def test_your_own_handlers_are_placed_where_the_host_runs_them() -> None:
     model_handler = InvokeModelStage.wrap(passing)
     tool_handler = ExecuteToolStage.wrap(passing)
@@ -148,3 +176,32 @@ async def test_the_tool_handler_rebuilds_an_error_results_exception() -> None:
     results = [event async for event in tool_errors.handler(None, activity)]  # type: ignore[union-attr]
     assert len(results) == 1 and results[0] == failed  # the same result for the model
     assert type(results[0].exception) is SlowDown and results[0].exception.__cause__ is failure
+
+
+def test_an_activity_failing_with_an_overflow_is_an_overflow_by_its_type_name() -> None:
+    # The message says nothing of an overflow: the class's name in the cause's type does.
+    for name in ("ContextWindowOverflowException", "ContextWindowOverflowError"):
+        assert is_context_overflow(activity_error(name, "the request is too large"))
+    assert not is_context_overflow(activity_error("ModelThrottledException", "slow down"))
+
+
+def test_the_new_catalog_behaviour_on_each_host() -> None:
+    window, monitor = ContextWindow(max_messages=10), Guardrail(check_nothing, mode="monitor")
+    assert for_temporal_host("strands", [window, monitor]) == [window, monitor]
+    summarize = Summarize(ScriptedModel([]), max_messages=10, store=InMemoryStore())
+    assert for_temporal_host("pydantic-ai", [summarize, window]) == [summarize, window]
+    alerting = Guardrail(check_nothing, on_violation=lambda subject, verdict: None)
+    for item, why in [
+        (summarize, r"summarizer, tried once more when it fails\) and, with store="),
+        (alerting, "its on_violation callback is your code"),
+        (CircuitBreaker(), "reads a clock and keeps circuits in a store"),
+        (UsageBudget(max_cost=0.5), "with max_cost=, their price"),
+    ]:
+        with pytest.raises(PlacementError, match=f"cannot run on temporalio-strands-agents.*{why}"):
+            for_temporal_host("strands", [item])
+    with pytest.raises(PlacementError, match=r"^Redact cannot run in a durable run"):
+        for_temporal_host("pydantic-ai", [Redact(reversible=True)])
+
+
+def check_nothing(subject: Any) -> Verdict:
+    return Verdict.allow()

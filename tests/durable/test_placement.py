@@ -11,13 +11,20 @@ import pytest
 from strands_middleware import ExecuteToolStage, InvokeModelStage
 from strands_middleware.catalog import (
     Cache,
+    CircuitBreaker,
+    ContextWindow,
+    Guardrail,
     Redact,
     Retry,
+    Summarize,
     Timeout,
     ToolApproval,
     ToolSelector,
+    UsageBudget,
+    Verdict,
 )
 from strands_middleware.durable import PLACEMENTS, PlacementError, in_activity, in_workflow
+from strands_middleware.stores import InMemoryStore
 from strands_middleware.testing import ScriptedModel
 
 from .agents import build_agent
@@ -100,3 +107,34 @@ def test_a_reversible_redact_is_refused_in_a_durable_run(tmp_path: Path) -> None
             place(Redact(reversible=True))
     with pytest.raises(PlacementError, match="Use Redact\\(\\) there"):
         build_agent("reversible", tmp_path, [Redact(reversible=True)])
+
+
+def test_a_guardrail_calling_out_runs_in_the_activity(tmp_path: Path) -> None:
+    def check(subject: Any) -> Verdict:
+        return Verdict.allow()
+
+    monitor = Guardrail(check, mode="monitor")
+    assert build_agent("monitor", tmp_path, [monitor]).workflow_middleware == [monitor]
+    alerting = Guardrail(check, mode="monitor", on_violation=lambda subject, verdict: None)
+    with pytest.raises(PlacementError, match="on_violation callback is your code"):
+        in_workflow(alerting)
+    with pytest.raises(PlacementError, match="its classifier is a model"):
+        in_workflow(Guardrail(classifier=ScriptedModel([])))
+    agent = build_agent("alerting", tmp_path, [alerting])
+    assert agent.workflow_middleware == []
+    assert agent.activity_registry.has_handlers(InvokeModelStage)
+
+
+def test_stores_clocks_and_the_summarizer_are_refused_in_workflow_code() -> None:
+    with pytest.raises(PlacementError, match=r"summarizer, tried once more .* store"):
+        in_workflow(Summarize(ScriptedModel([]), max_messages=10, store=InMemoryStore()))
+    with pytest.raises(PlacementError, match="reads a clock and keeps circuits in a store"):
+        in_workflow(CircuitBreaker())
+    with pytest.raises(PlacementError, match="max_cost=, their price"):
+        in_workflow(UsageBudget(max_cost=0.5))
+
+
+def test_a_context_window_recovering_from_overflow_runs_in_workflow_code(tmp_path: Path) -> None:
+    window = ContextWindow(max_messages=10)
+    assert window.retry_on_overflow
+    assert build_agent("window", tmp_path, [window]).workflow_middleware == [window]

@@ -16,9 +16,17 @@ from temporalio.worker import Worker
 
 from strands_middleware.durable import workflow_runner
 
-from .strands_temporal_agent import DELAYS, MODELS, SEEN, scripted_model, throttled_once
+from .strands_temporal_agent import (
+    DELAYS,
+    MODELS,
+    SEEN,
+    overflowing_once,
+    scripted_model,
+    throttled_once,
+)
 from .strands_temporal_workflow import (
     StrandsTemporalApproval,
+    StrandsTemporalOverflow,
     StrandsTemporalRetry,
     StrandsTemporalRun,
 )
@@ -88,3 +96,34 @@ async def test_an_error_retry_does_not_name_is_not_retried(temporal_server: Temp
     assert len(MODELS[-1].script.requests) == 1
     # Not among the classes Retry names, so the caller gets Temporal's error, as without Retry.
     assert output == "raised ActivityError"
+
+
+async def test_a_context_overflow_is_cut_in_workflow_code_and_asked_again(
+    temporal_server: TemporalServer,
+) -> None:
+    plugin = StrandsPlugin(models={"scripted": overflowing_once})
+    client = await Client.connect(temporal_server.address, plugins=[plugin])
+    queue = f"strands-{uuid.uuid4().hex[:8]}"
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=[StrandsTemporalOverflow],
+        workflow_runner=workflow_runner(),
+    ):
+        handle = await client.start_workflow(
+            StrandsTemporalOverflow.run, "Is order 7 paid?", id=queue, task_queue=queue
+        )
+        output = await handle.result()
+    assert output == "Paid."
+    sizes = [len(request.messages) for request in MODELS[-1].script.requests]
+    # The second call overflowed once (the host does not retry it), then went out cut: the
+    # greeting left out, the latest prompt and its tool round kept.
+    assert sizes[:2] == [3, 5]
+    assert len(sizes) == 3 and sizes[2] < 5
+    history = await handle.fetch_history()
+    models = [
+        event
+        for event in history.events
+        if "odel" in event.activity_task_scheduled_event_attributes.activity_type.name
+    ]
+    assert len(models) == 3

@@ -7,7 +7,10 @@ own way, so an error counts as an overflow when:
 * its class, or a base class, is named ``ContextWindowOverflowException`` (strands'
   ``strands.types.exceptions.ContextWindowOverflowException``, which every strands provider
   raises and which reaches the model call through the strands bridge) or
-  ``ContextWindowOverflowError``; matched by name, so no framework is imported; or
+  ``ContextWindowOverflowError``; matched by name, so no framework is imported. An error that
+  stands for another one by carrying its class's name in a ``type`` string (Temporal's
+  ``ApplicationError``, the cause of the ``ActivityError`` a failed model activity raises in
+  workflow code) counts by that name too; or
 * its message (or the message of the error it was raised from) reads like one of the providers'
   overflow messages: OpenAI's ``context_length_exceeded`` / ``maximum context length``,
   Anthropic's ``prompt is too long`` / ``exceed context limit``, Bedrock's ``input is too
@@ -48,6 +51,8 @@ def is_context_overflow(error: BaseException) -> bool:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if any(cls.__name__ in _CLASS_NAMES for cls in type(current).__mro__):
+            return True
+        if getattr(current, "type", None) in _CLASS_NAMES:
             return True
         if _MESSAGES.search(str(current)):
             return True

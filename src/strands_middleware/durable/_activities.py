@@ -21,7 +21,9 @@ from contextlib import aclosing, asynccontextmanager
 from typing import Any, cast
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
+from ..catalog._overflow import is_context_overflow
 from ..content import Messages, SystemPrompt, ToolChoice, ToolSpec, ToolUse
 from ..events import ModelStopReason, ToolInterruptEvent, ToolResultEvent
 from ..exceptions import InterruptException
@@ -79,13 +81,26 @@ async def invoke_model(call: ModelCall) -> ModelReply:
         model=agent.model,
     )
     stop: ModelStopReason | None = None
-    async with (
-        _heartbeating(),
-        aclosing(run_model_call(agent.activity_registry, context)) as events,
-    ):
-        async for event in events:
-            if isinstance(event, ModelStopReason):
-                stop = event
+    try:
+        async with (
+            _heartbeating(),
+            aclosing(run_model_call(agent.activity_registry, context)) as events,
+        ):
+            async for event in events:
+                if isinstance(event, ModelStopReason):
+                    stop = event
+    except Exception as error:
+        if not is_context_overflow(error):
+            raise
+        # The same request overflows on every attempt: fail at once, as a type a workflow-side
+        # ContextWindow recognises by name (whatever told the overflow here: a class, or a
+        # message), so it asks again with less (a new activity) instead of Temporal retrying
+        # this one to no end.
+        raise ApplicationError(
+            f"{type(error).__name__}: {error}",
+            type="ContextWindowOverflowError",
+            non_retryable=True,
+        ) from error
     assert stop is not None  # run_model_call raises when the chain has no result
     stop_reason, message, usage, metrics = stop["stop"]
     return ModelReply(

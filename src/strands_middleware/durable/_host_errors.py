@@ -78,31 +78,47 @@ class ProviderErrors:
         rebuilt.__cause__ = error
         return rebuilt
 
+    async def _tool_events(
+        self, events: AsyncGenerator[TypedEvent, None]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """``events`` with the exception of an error result rebuilt."""
+        async for event in events:
+            failure = event.exception if isinstance(event, ToolResultEvent) else None
+            rebuilt = failure if failure is None else self.rebuild(failure)
+            if rebuilt is not failure and isinstance(rebuilt, Exception):
+                yield ToolResultEvent(event["tool_result"], rebuilt)
+            else:
+                yield event
+
+    async def _raised(
+        self, events: AsyncGenerator[TypedEvent, None]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        """``events``, with a raised `ActivityError` rebuilt."""
+        try:
+            async for event in events:
+                yield event
+        except ActivityError as error:
+            rebuilt = self.rebuild(error)
+            if rebuilt is error:
+                raise
+            raise rebuilt from error
+
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         """Innermost handlers of both stages, which rebuild what the activity raised."""
 
         async def model_errors(
             context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
         ) -> AsyncGenerator[TypedEvent, None]:
-            try:
-                async for event in next_fn(context):
-                    yield event
-            except ActivityError as error:
-                rebuilt = self.rebuild(error)
-                if rebuilt is error:
-                    raise
-                raise rebuilt from error
+            async for event in self._raised(next_fn(context)):
+                yield event
 
         async def tool_errors(
             context: Any, next_fn: Callable[[Any], AsyncGenerator[TypedEvent, None]]
         ) -> AsyncGenerator[TypedEvent, None]:
-            async for event in next_fn(context):
-                failure = event.exception if isinstance(event, ToolResultEvent) else None
-                rebuilt = failure if failure is None else self.rebuild(failure)
-                if rebuilt is not failure and isinstance(rebuilt, Exception):
-                    yield ToolResultEvent(event["tool_result"], rebuilt)
-                else:
-                    yield event
+            # A tool's failure comes as an error result (strands' TemporalAgent) or raised
+            # (pydantic-ai's TemporalDurability): both are rebuilt.
+            async for event in self._raised(self._tool_events(next_fn(context))):
+                yield event
 
         model_errors.__qualname__ = "ProviderErrors[invokeModel]"
         tool_errors.__qualname__ = "ProviderErrors[executeTool]"

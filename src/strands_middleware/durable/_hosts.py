@@ -18,7 +18,11 @@ the host lets it run there as it documents (`_HOST_ALLOWS`):
   durable timer, and each attempt calls ``next_fn`` again, which schedules a new activity. What
   it needs there: jitter drawn from ``workflow.random()`` (replayed with the same seed), so the
   item is registered as a copy with that ``draw``, and the provider's exception instead of
-  Temporal's ``ActivityError`` (`ProviderErrors`, registered innermost, after the list).
+  Temporal's ``ActivityError`` (`ProviderErrors`, registered innermost, after the list). On
+  pydantic-ai the same holds for a `Retry` of ExecuteToolStage, whose handlers run in workflow
+  code around the tool activity: each attempt calls pydantic-ai's tool execution again, which
+  schedules a new tool activity. A `Retry` of InvokeModelStage runs there inside the model
+  activity, as it is.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from temporalio import workflow
 from ..catalog import Retry
 from ..engine._registry import MiddlewareSource
 from ..engine._stage import Middleware, MiddlewareStage
+from ..stages._execute_tool import ExecuteToolStage
 from ..stages._invoke_model import InvokeModelStage
 from ._host_errors import ProviderErrors
 from ._placement import Placed, PlacementError, Side, rule_of
@@ -59,8 +64,18 @@ def _retry_in_workflow(item: Retry, errors: list[type[BaseException]]) -> Retry:
     return clone
 
 
+def _tool_retry_in_workflow(item: Retry, errors: list[type[BaseException]]) -> Retry:
+    # pydantic-ai runs model handlers inside its model activity, where a Retry runs as it is
+    # (the provider's own exceptions, a real sleep, its own jitter): only the tool stage's runs
+    # in workflow code.
+    if item.stage is not ExecuteToolStage:
+        return item
+    return _retry_in_workflow(item, errors)
+
+
 _HOST_ALLOWS: dict[tuple[str, type[Any]], Callable[[Any, list[type[BaseException]]], Any]] = {
     ("strands", Retry): _retry_in_workflow,
+    ("pydantic-ai", Retry): _tool_retry_in_workflow,
 }
 """Items a host runs on a side their declaration refuses, and how each is registered there (it
 adds the exception classes it matches on to the list it is given)."""
@@ -80,10 +95,11 @@ def for_temporal_host(
     Each handler must be able to run where the host runs its stage (module notes). Catalog
     items are checked by their declaration; your own `Middleware` must be placed with
     `in_workflow` or `in_activity` where the host runs it, which says you checked it can run
-    there. On ``"strands"``, a `Retry` runs in workflow code: it is returned as a copy drawing
-    its jitter from ``workflow.random()``, and the list ends with handlers that turn Temporal's
-    ``ActivityError`` back into the provider's exception (matched by class name among the
-    classes of ``on=`` and their subclasses), so register the list after your other handlers.
+    there. A `Retry` that runs in workflow code (any on ``"strands"``, a tool-stage one on
+    ``"pydantic-ai"``) is returned as a copy drawing its jitter from ``workflow.random()``, and
+    the list ends with handlers that turn Temporal's ``ActivityError`` back into the provider's
+    (or the tool's) exception, matched by class name among the classes of ``on=`` and their
+    subclasses: register the list after your other handlers.
 
     Example:
         ```python

@@ -89,21 +89,46 @@ PLACEMENTS: dict[type[Any], _Rule] = {
     ModelFallback: _activity_only("it calls other models"),
     RateLimit: _activity_only("it reads a clock and keeps buckets in a store"),
     Retry: _activity_only("it sleeps and draws random jitter"),
-    Summarize: _activity_only("it calls a model"),
+    Summarize: _activity_only(
+        "it calls a model (its summarizer, tried once more when it fails) and, with store=, "
+        "reads and writes summaries in a store"
+    ),
     Timeout: _activity_only("it reads a clock"),
     Tracing: _activity_only("it opens spans, which read a clock and export"),
-    UsageBudget: _activity_only("it counts tokens in a store or in process memory"),
+    UsageBudget: _activity_only(
+        "it counts tokens (and, with max_cost=, their price) in a store or in process memory"
+    ),
     # Deciding from their inputs: workflow by default, or in the activity when moved there.
-    ContextWindow: _deciding("it trims the request from its inputs alone"),
-    Guardrail: _deciding("it decides from the request or result alone"),
+    # ContextWindow's overflow recovery (a Wrap handler) may run in workflow code too: the model
+    # activity fails at once on an overflow (retrying the same request cannot help), and the
+    # second try calls next_fn again, which schedules a new model activity with a request cut
+    # from the call's own inputs: replayed, it schedules the same one. What it remembers of a
+    # cut lives from its Input handler to its Wrap handler of the same call, so a replay on
+    # any worker rebuilds it.
+    ContextWindow: _deciding(
+        "it trims the request from its inputs alone, and on a context overflow asks the model "
+        "once more with a request cut from the same inputs"
+    ),
+    Guardrail: _Rule(
+        ("workflow", "activity"),
+        "it decides from the request or result alone",
+        lambda item: (
+            "its classifier is a model"
+            if item.classifier is not None
+            else "its on_violation callback is your code, which may do I/O and would be called "
+            "again on every replay"
+            if item.on_violation is not None
+            else None
+        ),
+    ),
     Redact: _Rule(
         ("workflow", "activity"),
         "it masks text by its patterns alone",
         refused=lambda item: (
-            "its pseudonyms are kept in process memory for a run, while a durable run's calls "
-            "are activities that may run in other processes, each with a copy of the run's "
-            "state, so a pseudonym could not be given back. Use Redact() there, which masks "
-            "without restoring"
+            "its pseudonyms are kept in one process's memory for a run, while a durable run "
+            "goes on in other processes (its activities on any worker, its workflow on another "
+            "worker after a crash or a long wait), which hold no copy of them, so a pseudonym "
+            "could not be given back. Use Redact() there, which masks without restoring"
             if getattr(item, "reversible", False)
             else None
         ),
