@@ -2,13 +2,11 @@
 
 LangChain calls the model inside ``awrap_model_call``'s handler; this library's chain runs around
 that handler. For Wrap handlers to see each delta, and for LangChain to stream what they let
-through, the bridge hands LangChain a `RelayChatModel` in place of the model it would call. The
-relay reads the real model (its own ``_astream``/``_agenerate`` where it can, see
-`_called_directly`), passes each Converse chunk to the chain's terminal (through the `Relay`),
-and streams on, as LangChain chunks, the deltas the chain let out meanwhile: after each chunk
-the chain has caught up with (a model waiting on its connection lets the chain run), or once
-the relay is a few hundred chunks ahead and waits for it. LangChain's reply is the aggregate
-of those chunks, ending with one that carries the call's usage.
+through, the bridge hands LangChain a `RelayChatModel` in place of the model it would call. It
+reads the real model (its own ``_astream``/``_agenerate`` where it can: `_called_directly`),
+passes each Converse chunk to the chain's terminal (through the `Relay`), and streams on the
+deltas the chain let out meanwhile, after each chunk the chain caught up with, or once it is a
+few hundred chunks ahead. LangChain's reply is their aggregate, the last carrying the usage.
 """
 
 from __future__ import annotations
