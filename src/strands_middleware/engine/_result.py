@@ -139,6 +139,18 @@ def halts_stage(event: object) -> bool:
     return False if never else bool(getattr(event, "is_interrupt", False))
 
 
+def never_halts(cls: type) -> bool:
+    """Whether no event of class ``cls`` can halt a stage (cached per class, as `halts_stage`).
+
+    A handler that looks at every streamed event can remember such a class and skip the test for
+    the rest of a run of its events.
+    """
+    never = _NEVER_BY_CLASS.get(cls)
+    if never is None:
+        never = _NEVER_BY_CLASS[cls] = _never_halts(cls)
+    return never
+
+
 def _never_halts(cls: type) -> bool:
     """Whether no event of ``cls`` can answer ``is_interrupt`` with anything but false.
 
