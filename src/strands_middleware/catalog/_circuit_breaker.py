@@ -40,7 +40,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any, cast
 
 from ..engine import halts_stage
-from ..engine._result import never_halts
+from ..engine._result import NEVER_HALTING
 from ..engine._stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import CONTROL_FLOW_EXCEPTIONS
@@ -202,18 +202,14 @@ class CircuitBreaker(CatalogMiddleware):
                 return
             counted = wait is not FAILED_OPEN
             failed: bool | None = None  # None: the call ended without an outcome to count
-            # The last event class seen that can neither halt nor be a tool's result: a run of
-            # such events (every text delta) costs one type comparison each.
-            plain: type | None = None
             try:
                 async for event in next_fn(context):
-                    if type(event) is not plain:
-                        if halts_stage(event):
-                            counted = False
-                        elif isinstance(event, ToolResultEvent):
-                            failed = _is_failure(event, errors)
-                        elif never_halts(type(event)):
-                            plain = type(event)
+                    # A model call's events are never tool results: a text delta costs one set
+                    # lookup and one test of a local.
+                    if event.__class__ not in NEVER_HALTING and halts_stage(event):
+                        counted = False
+                    elif on_tools and isinstance(event, ToolResultEvent):
+                        failed = _is_failure(event, errors)
                     yield event
                 if failed is None:
                     failed = False

@@ -42,7 +42,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from ..exceptions import InterruptException
 from ._registration import describe
-from ._result import MiddlewareResult, halts_stage, never_halts
+from ._result import NEVER_HALTING, MiddlewareResult, halts_stage
 from ._stage import MiddlewareStage, result_wrapper
 
 __all__ = ["CompiledChain", "OpenedChain", "Outbound"]
@@ -357,16 +357,13 @@ async def _drive(
             result_type = chain.stage.result_event
             held: Any = None
             halted = False
-            # The last event class seen that is neither the result's nor able to halt: a run of
-            # such events (every text delta) costs one type comparison each.
-            plain: type | None = None
             async for event in stream:
-                if halted or type(event) is plain:
+                if halted:
                     yield event
                 elif isinstance(event, result_type):
                     # The result is the last event of the result class: a later one replaces it.
                     held = event
-                elif halts_stage(event):
+                elif event.__class__ not in NEVER_HALTING and halts_stage(event):
                     # An interrupt-control event halts the stage: it has no result, so nothing
                     # is transformed and whatever was held goes out as it came.
                     halted = True
@@ -375,8 +372,6 @@ async def _drive(
                         held = None
                     yield event
                 else:
-                    if never_halts(type(event)):
-                        plain = type(event)
                     yield event
             if held is not None:
                 yield await _transform(chain, held)
