@@ -27,6 +27,10 @@ instructions a cycle compiled code retires against the interpreter), so they com
 timed figures rather than replace them. It needs ``valgrind`` (Debian: ``apt-get install
 valgrind``); on the 2-core development machine the main rows take about 10 minutes, with
 ``--scaling`` about 20.
+
+``--bytecodes`` counts the Python bytecodes the ``--calls`` invocations execute, in this process
+under a tracer: deterministic and quick (a minute for every row), but blind to what runs in C, so
+a cross-check of a change to Python code rather than a figure of its own.
 """
 
 from __future__ import annotations
@@ -688,6 +692,53 @@ async def _instruction_ratios(
         )
 
 
+async def _bytecode_ratios(rows: list[Row], calls: int) -> None:
+    """Count the Python bytecodes each contestant's ``calls`` invocations execute (after one
+    warm-up), in this process under a tracer; print the table. Deterministic and quick, but
+    blind to work done in C (the interpreter itself, builtins, the event loop)."""
+    executed = 0
+
+    def traced(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes, frame.f_trace_lines = True, False
+        return opcode
+
+    def opcode(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal executed
+        if event == "opcode":
+            executed += 1
+        return opcode
+
+    async def counted(contestant: Contestant) -> int:
+        nonlocal executed
+        agents = [contestant.build() for _ in range(calls + 1)]
+        await contestant.invoke(agents[0])
+        executed = 0
+        sys.settrace(traced)  # frames opened from here on are traced
+        try:
+            for agent in agents[1:]:
+                await contestant.invoke(agent)
+        finally:
+            sys.settrace(None)
+        return executed
+
+    counts: dict[str, int] = {}
+    print(f"Python bytecodes per invocation, {calls} invocations counted per contestant")
+    print()
+    print("| figure | contestant | baseline | ratio | target |")
+    print("| --- | ---: | ---: | --- | --- |")
+    for row in rows:
+        for contestant in (row.contestant, row.baseline):
+            if contestant.name not in counts:
+                # A task of its own, so that its frames are opened after the tracer is set.
+                counts[contestant.name] = await asyncio.create_task(counted(contestant))
+        mine, theirs = counts[row.contestant.name], counts[row.baseline.name]
+        print(
+            f"| {row.label} | {mine // calls} | {theirs // calls} | {mine / theirs:.3f}x "
+            f"| {row.target} |",
+            flush=True,
+        )
+
+
 def parser(description: str, calls: int) -> argparse.ArgumentParser:
     """The options every end-to-end benchmark script takes (``calls``: the default ``--calls``)."""
     options = argparse.ArgumentParser(description=description)
@@ -725,6 +776,11 @@ async def main(argv: list[str]) -> None:
         default=",".join(_HOSTS),
         help=f"the bridged hosts to measure, comma-separated (default: {','.join(_HOSTS)})",
     )
+    options.add_argument(
+        "--bytecodes",
+        action="store_true",
+        help="count the Python bytecodes executed instead of timing (quick, in this process)",
+    )
     args = options.parse_args(argv)
     hosts = [host.strip() for host in args.hosts.split(",") if host.strip()]
     unknown = sorted(set(hosts) - set(_HOSTS))
@@ -747,6 +803,9 @@ async def main(argv: list[str]) -> None:
         raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
     for row in rows:
         await _check_same_work(row)
+    if args.bytecodes:
+        await _bytecode_ratios(rows, args.calls)
+        return
     if args.instructions:
         shared = [f"--calls={args.calls}", f"--deltas={args.deltas}", f"--hosts={args.hosts}"]
         if args.scaling:

@@ -221,3 +221,25 @@ def test_text_that_cannot_hold_a_pseudonym_streams_at_once_and_unchanged() -> No
     # Once a "<" is held, the rest waits until the pseudonym can be told whole (the block's end
     # here, as the text stays short).
     assert asyncio.run(deltas()) == ["Hello ", "there, ", "jane@example.com and bye"]
+
+
+def look_up_owner() -> str:
+    """Look up the owner's address."""
+    return "jane@example.com"
+
+
+def test_a_pseudonym_a_tool_result_hands_out_is_restored_in_a_later_reply() -> None:
+    # The run's first model call has no pseudonym to restore (it streams through untouched and
+    # its "<EMAIL_1>" stays as written); the tool's result hands one out, and the next reply,
+    # which uses it, reaches the user with the value.
+    model = ScriptedModel(
+        [
+            tool_turn("look_up_owner", {}, tool_use_id="o1", text="No <EMAIL_1> yet."),
+            text_turn("Write to <EMAIL_1>."),
+        ]
+    )
+    agent = Agent(model=model, tools=[tool(look_up_owner)], middleware=[Redact(reversible=True)])
+    assert str(agent("who owns it?")).strip() == "Write to jane@example.com."
+    assert texts(agent.messages[1]) == ["No <EMAIL_1> yet."]
+    assert "<EMAIL_1>" in json.dumps(model.requests[1].messages[-1])
+    assert "example" not in json.dumps(model.requests[1].messages)

@@ -71,12 +71,14 @@ def test_halts_stage_reads_is_interrupt_from_any_event_shape() -> None:
 
 def test_a_class_that_keeps_typed_events_answer_is_sorted_once_as_never_halting() -> None:
     from strands_middleware import halts_stage
-    from strands_middleware.engine._result import _NEVER_BY_CLASS
+    from strands_middleware.engine._result import _NEVER_BY_CLASS, NEVER_HALTING
 
     assert not halts_stage(TextDeltaEvent("x")) and _NEVER_BY_CLASS[TextDeltaEvent] is True
+    assert TextDeltaEvent in NEVER_HALTING  # what a handler reads before calling halts_stage
     for may_halt in (Paused({"paused": True}), Paused(), Flagged(False), Halt()):
         halts_stage(may_halt)
         assert _NEVER_BY_CLASS[type(may_halt)] is False  # read event by event
+        assert type(may_halt) not in NEVER_HALTING
     assert halts_stage(ToolInterruptEvent({"toolUseId": "t", "name": "n", "input": {}}, []))
 
 

@@ -40,6 +40,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any, cast
 
 from ..engine import halts_stage
+from ..engine._result import NEVER_HALTING
 from ..engine._stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import CONTROL_FLOW_EXCEPTIONS
@@ -203,9 +204,11 @@ class CircuitBreaker(CatalogMiddleware):
             failed: bool | None = None  # None: the call ended without an outcome to count
             try:
                 async for event in next_fn(context):
-                    if halts_stage(event):
+                    # A model call's events are never tool results: a text delta costs one set
+                    # lookup and one test of a local.
+                    if event.__class__ not in NEVER_HALTING and halts_stage(event):
                         counted = False
-                    elif isinstance(event, ToolResultEvent):
+                    elif on_tools and isinstance(event, ToolResultEvent):
                         failed = _is_failure(event, errors)
                     yield event
                 if failed is None:

@@ -252,15 +252,17 @@ class ContextWindow(CatalogMiddleware):
         if not self.retry_on_overflow:
             return handlers
 
-        async def overflow_recovery(
+        def overflow_recovery(
             context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
         ) -> AsyncGenerator[TypedEvent, None]:
+            # A plain function handing back retried_on_overflow's generator: the engine runs
+            # that generator as this layer, so every streamed event costs one hop here, not two.
             # The whole conversation this call was cut from, when the Input handler cut it (and
             # no later handler replaced the messages since): a second cut starts from it, so
             # the note counts every message left out and is not put in front of the first one.
-            entry = self._cut.pop(id(context.messages), None)
+            entry = self._cut.pop(id(context.messages), None) if self._cut else None
             whole = entry[1] if entry is not None and entry[0] is context.messages else None
-            async for event in retried_on_overflow(
+            return retried_on_overflow(
                 "ContextWindow",
                 context,
                 next_fn,
@@ -269,8 +271,7 @@ class ContextWindow(CatalogMiddleware):
                     context.messages,
                     context.system_prompt,
                 ),
-            ):
-                yield event
+            )
 
         overflow_recovery.__qualname__ = f"ContextWindow[{InvokeModelStage.name}.Wrap]"
         return [*handlers, InvokeModelStage.wrap(overflow_recovery)]

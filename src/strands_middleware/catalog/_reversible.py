@@ -53,35 +53,17 @@ def reversible_middleware(
         messages = run.masking.messages(context.messages)
         return context if messages is context.messages else context.replace(messages=messages)
 
-    async def restore_model_stream(
+    def restore_model_stream(
         context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
         run = runs.get(context.agent, context.invocation_state)
-        stream = RedactedStream(
-            [(PSEUDONYM, run.restore_match, _may_hold_pseudonym)],
-            mask_message=lambda message: run.restoring.message(message, tool_uses=False),
-            window=window,
-        )
-        async for event in next_fn(context):
-            if stream.unchanged(event, "<"):
-                # Nearly every delta: no pseudonym can begin in it and none is waiting to end,
-                # so it goes out at once, unchanged, without the stream's bookkeeping.
-                yield event
-                continue
-            # The result is restored by the Output handler, outside every Wrap handler: one
-            # registered before this one (Tracing) records the reply as the model wrote it.
-            if isinstance(event, ModelStopReason):
-                for restored in stream.flush():
-                    yield restored
-                replies[id(event)] = (event, run)
-                while len(replies) > _REPLIES:  # replies no Output handler saw (a failure)
-                    del replies[next(iter(replies))]
-                yield event
-                continue
-            for restored in stream.feed(event):
-                yield restored
-        for restored in stream.flush():
-            yield restored
+        if not run.values:
+            # No pseudonym handed out in this run yet, and none can be while the model answers
+            # (only masking the request and the tool calls hands them out): nothing in the reply
+            # can need restoring, so it streams through with no layer of this handler's own
+            # (the engine runs the generator returned here in its place).
+            return next_fn(context)
+        return _restored_model_stream(run, context, next_fn, window, replies)
 
     def restore_model_output(
         result: MiddlewareResult[ModelStopReason],
@@ -129,6 +111,42 @@ def reversible_middleware(
     tool_call.__qualname__ = "Redact[executeTool.Wrap]"
     items.append(ExecuteToolStage.wrap(tool_call))
     return items
+
+
+async def _restored_model_stream(
+    run: Pseudonyms,
+    context: InvokeModelContext,
+    next_fn: MiddlewareNext[InvokeModelContext, TypedEvent],
+    window: int,
+    replies: dict[int, tuple[ModelStopReason, Pseudonyms]],
+) -> AsyncGenerator[TypedEvent, None]:
+    """The reply's events with this run's pseudonyms put back in its text (``replies``: the
+    replies seen, for the Output handler)."""
+    stream = RedactedStream(
+        [(PSEUDONYM, run.restore_match, _may_hold_pseudonym)],
+        mask_message=lambda message: run.restoring.message(message, tool_uses=False),
+        window=window,
+    )
+    async for event in next_fn(context):
+        if stream.unchanged(event, "<"):
+            # Nearly every delta: no pseudonym can begin in it and none is waiting to end,
+            # so it goes out at once, unchanged, without the stream's bookkeeping.
+            yield event
+            continue
+        # The result is restored by the Output handler, outside every Wrap handler: one
+        # registered before this one (Tracing) records the reply as the model wrote it.
+        if isinstance(event, ModelStopReason):
+            for restored in stream.flush():
+                yield restored
+            replies[id(event)] = (event, run)
+            while len(replies) > _REPLIES:  # replies no Output handler saw (a failure)
+                del replies[next(iter(replies))]
+            yield event
+            continue
+        for restored in stream.feed(event):
+            yield restored
+    for restored in stream.flush():
+        yield restored
 
 
 def _may_hold_pseudonym(text: str) -> bool:

@@ -460,9 +460,12 @@ class Summarize(CatalogMiddleware):
         return turns.kept_with_note(cut, note)
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
-        async def summarize(
+        def summarize(
             context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
         ) -> AsyncGenerator[TypedEvent, None]:
+            # A plain function handing back a generator, which the engine runs as this layer:
+            # within budget the events cross one hop here (the call's own, or the overflow
+            # retry's), and only a call that is summarised first adds a second.
             budget = self.budget.for_call(context.model, context.invocation_state)
             measure = budget.measure(
                 context.messages,
@@ -471,24 +474,33 @@ class Summarize(CatalogMiddleware):
                 pin_first=self.pin_first,
                 count_tokens=self._kept.limits_tokens,
             )
-            request = context
             if not measure.fits(0) and measure.turns.units:
-                sent = await self._sent(context, next_fn, measure, budget)
-                request = context.replace(
-                    messages=sent, projected_input_tokens=measure.projected(sent)
-                )
+                return summarized(context, next_fn, measure, budget)
+            return sent_as_is(context, next_fn)
+
+        def sent_as_is(
+            request: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+        ) -> AsyncGenerator[TypedEvent, None]:
             if not self.retry_on_overflow:
-                async for event in next_fn(request):
-                    yield event
-                return
-            async for event in retried_on_overflow(
+                return next_fn(request)
+            return retried_on_overflow(
                 "Summarize",
                 request,
                 next_fn,
                 lambda: self._window.reduced(
                     request.messages, request.messages, request.system_prompt
                 ),
-            ):
+            )
+
+        async def summarized(
+            context: InvokeModelContext,
+            next_fn: MiddlewareNext[InvokeModelContext, TypedEvent],
+            measure: Measure,
+            budget: Budget,
+        ) -> AsyncGenerator[TypedEvent, None]:
+            sent = await self._sent(context, next_fn, measure, budget)
+            request = context.replace(messages=sent, projected_input_tokens=measure.projected(sent))
+            async for event in sent_as_is(request, next_fn):
                 yield event
 
         summarize.__qualname__ = f"Summarize[{InvokeModelStage.name}]"

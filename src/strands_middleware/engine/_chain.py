@@ -42,7 +42,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from ..exceptions import InterruptException
 from ._registration import describe
-from ._result import MiddlewareResult, halts_stage
+from ._result import NEVER_HALTING, MiddlewareResult, halts_stage
 from ._stage import MiddlewareStage, result_wrapper
 
 __all__ = ["CompiledChain", "OpenedChain", "Outbound"]
@@ -363,7 +363,7 @@ async def _drive(
                 elif isinstance(event, result_type):
                     # The result is the last event of the result class: a later one replaces it.
                     held = event
-                elif halts_stage(event):
+                elif event.__class__ not in NEVER_HALTING and halts_stage(event):
                     # An interrupt-control event halts the stage: it has no result, so nothing
                     # is transformed and whatever was held goes out as it came.
                     halted = True

@@ -136,6 +136,8 @@ def halts_stage(event: object) -> bool:
     never = _NEVER_BY_CLASS.get(type(event))
     if never is None:
         never = _NEVER_BY_CLASS[type(event)] = _never_halts(type(event))
+        if never:
+            NEVER_HALTING.add(type(event))
     return False if never else bool(getattr(event, "is_interrupt", False))
 
 
@@ -161,6 +163,13 @@ def _never_halts(cls: type) -> bool:
 
 
 _ABSENT = object()
+
+NEVER_HALTING: set[type] = set()
+"""The event classes `halts_stage` has found can never halt a stage, filled as it meets them.
+
+A handler that tests every streamed event reads it first, so an event of such a class costs one
+set lookup: ``event.__class__ not in NEVER_HALTING and halts_stage(event)``. Only ever added to.
+"""
 
 _NEVER_BY_CLASS: dict[type, bool] = {}
 """Per event class, whether its events never halt a stage, worked out on the first one seen.
