@@ -23,6 +23,7 @@ from strands_middleware.conformance import (
 from strands_middleware.conformance.__main__ import main
 from strands_middleware.conformance._clause import Trial, clause
 from strands_middleware.conformance._harnesses._reference import ReferenceHarness
+from strands_middleware.conformance._runner import _IN_A_FRESH_PROCESS, FRESH_PROCESS_TIME_LIMIT
 from strands_middleware.conformance.suite import ConformanceSuite
 
 from .faulty import SkipsOutputHandlers
@@ -79,6 +80,13 @@ def test_a_host_that_never_finishes_fails_the_clause_at_the_time_limit() -> None
 
     result = run_clause(ReferenceHarness(), host_hangs, time_limit=0.01)
     assert (result.outcome, result.detail) == (Outcome.FAIL, "the host did not finish in 0.01 s")
+
+
+def test_a_clause_resuming_in_a_fresh_process_is_given_that_process_time() -> None:
+    # A fresh process imports the host framework before it resumes: the clauses that start one
+    # get FRESH_PROCESS_TIME_LIMIT. A renamed clause would silently lose it.
+    assert {each.id for each in CLAUSES} >= _IN_A_FRESH_PROCESS
+    assert FRESH_PROCESS_TIME_LIMIT > 120  # the child's own timeout
 
 
 def test_a_clause_needs_a_docstring_and_a_citation() -> None:

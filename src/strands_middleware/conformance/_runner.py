@@ -17,7 +17,7 @@ from typing import cast
 
 from ._clause import Clause, ClauseFailed, NotApplicable, Trial
 from ._clauses import CLAUSES
-from ._harness import NATIVE_MODEL, Harness, native_model_of
+from ._harness import NATIVE_MODEL, Capability, Harness, native_model_of
 
 __all__ = [
     "ClauseResult",
@@ -31,6 +31,14 @@ __all__ = [
 
 TIME_LIMIT = 30.0
 """Seconds one clause may take before the host is called stuck."""
+
+FRESH_PROCESS_TIME_LIMIT = 150.0
+"""Seconds a clause that resumes a run in a fresh Python process may take: that process imports
+the host framework first, which a loaded machine can take most of ``TIME_LIMIT`` over (the
+child itself is given 120 s)."""
+
+_IN_A_FRESH_PROCESS = frozenset({"paused_run_resumes_in_a_fresh_agent"})
+"""The clauses that start a Python process on a host declaring ``RESUME_IN_ANOTHER_PROCESS``."""
 
 
 class _OutOfTime(Exception):
@@ -83,6 +91,11 @@ def run_clause(
 
 def _run_clause(harness: Harness, clause: Clause, native: bool, time_limit: float) -> ClauseResult:
     check = clause.check
+    if (
+        clause.id in _IN_A_FRESH_PROCESS
+        and Capability.RESUME_IN_ANOTHER_PROCESS in harness.capabilities
+    ):
+        time_limit = max(time_limit, FRESH_PROCESS_TIME_LIMIT)
     if clause.needs is not None and clause.needs not in harness.capabilities:
         if clause.otherwise is None:
             return ClauseResult(
