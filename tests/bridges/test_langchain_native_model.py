@@ -6,6 +6,7 @@ knows nothing of this library. Every test here drives ``create_agent`` with it.
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any
@@ -87,6 +88,14 @@ class ReplyModel(BaseChatModel):
         for position, word in enumerate(words):
             text = word if position == len(words) - 1 else f"{word} "
             yield ChatGenerationChunk(message=AIMessageChunk(content=text))
+
+
+# On Python 3.10 a task gets no copy of the caller's context, so LangChain cannot tell the model
+# call inside an agent that its caller streams: it asks for the whole reply, and the caller's
+# streams show only the final message (with or without this library).
+_STREAMS_INSIDE_THE_AGENT = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="LangChain streams a model inside an agent on 3.11+ only"
+)
 
 
 def prompt(text: str = "hi") -> Any:
@@ -196,6 +205,7 @@ async def withhold_the_secret(context: Any, next_fn: Any) -> AsyncGenerator[Any,
             yield event
 
 
+@_STREAMS_INSIDE_THE_AGENT
 async def test_no_stream_a_caller_reads_shows_a_withheld_delta() -> None:
     """``astream_events`` reports every chat model run's chunks; the model's own must not show."""
     model = ReplyModel(replies=["the password is hunter2"] * 2)
@@ -212,6 +222,7 @@ async def test_no_stream_a_caller_reads_shows_a_withheld_delta() -> None:
     assert "".join(shown) == "the password is [x]", shown
 
 
+@_STREAMS_INSIDE_THE_AGENT
 async def test_a_streamed_run_ends_on_the_changed_result_with_the_deltas_id() -> None:
     """Under ``astream`` the stream shows the deltas the handlers let out; the answer the thread
     keeps is the chain's result, under the id the stream showed."""

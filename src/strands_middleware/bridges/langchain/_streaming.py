@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextvars import ContextVar
@@ -235,7 +236,7 @@ class RelayChatModel(BaseChatModel):
             own = [chunk async for chunk in _host_stream(self.inner, messages, kwargs)]
             return generate_from_stream(ChatGenerationChunk(message=each) for each in own)
         metadata: dict[str, Any] = {}
-        relayed = _relayed(self, messages, kwargs, metadata, _AHEAD, whole=True)
+        relayed = _relayed(self, messages, kwargs, metadata, _AHEAD, whole=_WHOLE_WHEN_ASKED)
         deltas = [delta async for delta in relayed]
         texts = [delta for delta in deltas if isinstance(delta, str)]
         calls: dict[int, dict[str, Any]] = {}
@@ -358,6 +359,9 @@ def _bound(model: BaseChatModel, kwargs: dict[str, Any]) -> Runnable[LanguageMod
     return model.bind(**rest) if rest else model
 
 
+# On 3.10 LangChain asks for a whole reply even under astream (tasks copy no context): stream it.
+_WHOLE_WHEN_ASKED = sys.version_info >= (3, 11)
+
 # What LangChain's streaming takes out of the call's keywords before it calls ``_astream``.
 _NOT_SENT = ("ls_structured_output_format", "structured_output_format")
 
@@ -365,13 +369,9 @@ _NOT_SENT = ("ls_structured_output_format", "structured_output_format")
 def _called_directly(model: BaseChatModel, whole: bool) -> str | None:
     """How the relay may call ``model`` itself: ``"_astream"``, ``"_agenerate"`` or None.
 
-    LangChain's ``astream``/``ainvoke`` around a chat model's own ``_astream``/``_agenerate``
-    report the call to callbacks, wait for the rate limiter, look the reply up in a cache (not
-    streamed) and may rewrite it. The relay's own call has already been reported (the relay is
-    the run LangChain traces) and the rate limiter is waited for here; a model with callbacks,
-    a cache or content rewriting of its own goes through LangChain's call (None). ``whole``:
-    LangChain asked for the reply whole, and the model answers whole unless it always streams.
-    """
+    LangChain's own call would report to callbacks (the relay's run already did), wait for the
+    rate limiter (done here), read a cache or rewrite the reply: a model with callbacks, a cache
+    or rewriting goes through it (None). ``whole``: the reply was asked for whole."""
     kind = type(model)
     if (
         model.callbacks
