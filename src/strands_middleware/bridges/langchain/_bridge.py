@@ -40,6 +40,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
@@ -77,6 +78,7 @@ from ._converse import (
 )
 from ._interrupts import interrupt_payload
 from ._models import model_in, model_out
+from ._paused_threads import PausedThreadGuard, PausedThreads
 from ._streaming import Relay, RelayChatModel, calling_through
 from ._tool_answers import tool_answer_of, tool_call_of, tool_events
 from ._tools import LangChainTool, tool_in
@@ -195,6 +197,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         self._invocations: OrderedDict[int, tuple[object, dict[str, Any]]] = OrderedDict()
         self._relay_models: OrderedDict[int, RelayChatModel] = OrderedDict()
         self._lock = threading.Lock()
+        self._paused_threads = PausedThreads()
         if middleware:
             self.use(*middleware)
 
@@ -215,6 +218,25 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             while len(self._relay_models) > _RELAY_MODELS_KEPT:
                 self._relay_models.popitem(last=False)
         return made
+
+    def guard_paused_threads(
+        self, checkpointer: BaseCheckpointSaver[Any]
+    ) -> BaseCheckpointSaver[Any]:
+        """``checkpointer``, refusing a new prompt on a thread paused on this bridge's interrupts.
+
+        Give it to ``create_agent`` in place of the checkpointer (``checkpointer=
+        bridge.guard_paused_threads(InMemorySaver())``). LangGraph takes a new prompt on a paused
+        thread as a fresh start: it drops the paused tool calls and saves the prompt before any
+        middleware runs. Through the guard, that save is refused, nothing else of the run is
+        kept, and the bridge stops the run before its first model call: ``ainvoke`` raises
+        `InterruptResponseFormatError` (an `InterruptResumeError`) naming the interrupts the
+        thread is paused on, and the thread stays paused, answerable with `resume_command`.
+        Every durability mode is covered. Everything else goes to ``checkpointer`` unchanged.
+
+        Args:
+            checkpointer: Any LangGraph checkpointer (``InMemorySaver``, the sqlite saver, ...).
+        """
+        return PausedThreadGuard(checkpointer, self._paused_threads)
 
     # ---- one dict per invocation -----------------------------------------------------------
 
@@ -247,7 +269,10 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
 
         Raises:
             SyncInvokeError: InvokeModelStage handlers are registered.
+            InterruptResponseFormatError: The run began with a new prompt on a thread paused
+                on this bridge's interrupts (see `guard_paused_threads`).
         """
+        self._refuse_a_prompt_on_a_paused_thread(request)
         if not self.middleware_registry.has_handlers(InvokeModelStage):
             return handler(request)
         raise SyncInvokeError(_SYNC_REFUSED.format(stage="InvokeModelStage"))
@@ -267,7 +292,18 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
     async def awrap_model_call(
         self, request: ModelRequest[Any], handler: _ModelHandler
     ) -> ModelResponse[Any] | AIMessage:
-        """Run InvokeModelStage around LangChain's model call."""
+        """Run InvokeModelStage around LangChain's model call.
+
+        Raises:
+            InterruptResponseFormatError: The run began with a new prompt on a thread paused
+                on this bridge's interrupts (see `guard_paused_threads`).
+        """
+        self._refuse_a_prompt_on_a_paused_thread(request)
+        return await self._model_call(request, handler)
+
+    async def _model_call(
+        self, request: ModelRequest[Any], handler: _ModelHandler
+    ) -> ModelResponse[Any] | AIMessage:
         registry = self.middleware_registry
         if not registry.has_handlers(InvokeModelStage):
             return await handler(request)
@@ -336,6 +372,17 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         if result is None:
             raise point.missing()
         return _response_of(point.finished(result), produced)
+
+    def _refuse_a_prompt_on_a_paused_thread(self, request: ModelRequest[Any]) -> None:
+        # Known only through a checkpointer of guard_paused_threads: it read the thread paused.
+        info: Any = getattr(request.runtime, "execution_info", None)
+        thread_id: Any = getattr(info, "thread_id", None)
+        if thread_id is None:  # a LangGraph release without execution_info
+            config = var_child_runnable_config.get() or {}
+            thread_id = (config.get("configurable") or {}).get("thread_id")
+        self._paused_threads.check_model_call(
+            None if thread_id is None else str(thread_id), request.messages
+        )
 
     # ---- the tool call -----------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from ...host._mixin import MiddlewareHostMixin
 from ...host._resume_prompt import RESPONSE_SHAPE, parse_block, response_ids_in
 from ...interrupts import EXECUTE_TOOL_INTERRUPT_PREFIX, Interrupt
 
-__all__ = ["interrupt_payload", "interrupts_of", "resume_command"]
+__all__ = ["interrupt_payload", "interrupts_of", "ours_of", "resume_command", "tool_use_id_of"]
 
 _PAYLOAD_KEYS = {"id", "name", "reason"}
 
@@ -47,15 +47,20 @@ def _host_interrupts(paused: Any) -> list[HostInterrupt]:
     return list(cast("Sequence[HostInterrupt]", found))
 
 
-def _ours(host: HostInterrupt) -> Interrupt:
-    value: Any = host.value
+def ours_of(host: object) -> Interrupt | None:
+    """The interrupt of this library a LangGraph interrupt carries; None for anyone else's."""
+    value: Any = getattr(host, "value", None)
     if isinstance(value, Mapping) and set(cast("Mapping[str, Any]", value)) == _PAYLOAD_KEYS:
         payload = cast("Mapping[str, Any]", value)
         interrupt_id = payload["id"]
         if isinstance(interrupt_id, str):
             return Interrupt(id=interrupt_id, name=str(payload["name"]), reason=payload["reason"])
+    return None
+
+
+def _ours(host: HostInterrupt) -> Interrupt:
     # Someone else's interrupt (a tool's own, or LangChain's middleware): its LangGraph id.
-    return Interrupt(id=host.id, name="interrupt", reason=value)
+    return ours_of(host) or Interrupt(id=host.id, name="interrupt", reason=host.value)
 
 
 def interrupts_of(paused: Any) -> list[Interrupt]:
@@ -78,7 +83,7 @@ def interrupts_of(paused: Any) -> list[Interrupt]:
     order = _tool_call_order(paused)
     if order:
         last = len(order)
-        ours.sort(key=lambda interrupt: order.get(_tool_use_id(interrupt.id), last))
+        ours.sort(key=lambda interrupt: order.get(tool_use_id_of(interrupt.id), last))
     return ours
 
 
@@ -100,7 +105,7 @@ def _tool_call_order(paused: Any) -> dict[str, int]:
     return {}
 
 
-def _tool_use_id(interrupt_id: str) -> str:
+def tool_use_id_of(interrupt_id: str) -> str:
     """The tool call an execute-tool interrupt id names (the id without its name's hash)."""
     if not interrupt_id.startswith(EXECUTE_TOOL_INTERRUPT_PREFIX):
         return ""
