@@ -9,5 +9,7 @@ from __future__ import annotations
 import importlib.util
 
 collect_ignore = (
-    [] if importlib.util.find_spec("langchain") is not None else ["test_langchain_bridge.py"]
+    []
+    if importlib.util.find_spec("langchain") is not None
+    else ["test_langchain_bridge.py", "test_langchain_paused_thread.py"]
 )

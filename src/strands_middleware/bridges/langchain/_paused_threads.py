@@ -132,18 +132,18 @@ class PausedThreads:
     def read(self, config: RunnableConfig, saved: CheckpointTuple | None) -> None:
         """Note a checkpoint read through a guard (``config`` as the reader gave it)."""
         thread, namespace = _thread_of(config)
-        addressed = bool((config.get("configurable") or {}).get("checkpoint_id"))
+        latest = not (config.get("configurable") or {}).get("checkpoint_id")
         pause = None if saved is None else _pause_of(saved)
         with self._lock:
-            if not addressed:  # the latest: a new run starts here, any refused one is over
-                self._refused.pop((thread, namespace), None)
-                if namespace == "":
-                    self._latest.pop(thread, None)
-                    if pause is not None:
-                        _keep(self._latest, thread, pause)
-            if pause is not None and saved is not None:
-                checkpoint_id = str(saved.checkpoint["id"])
-                _keep(self._paused, (thread, namespace, checkpoint_id), pause)
+            # LangGraph reads the thread as a run starts: any refused run is over.
+            self._refused.pop((thread, namespace), None)
+            if latest and namespace == "":
+                self._latest.pop(thread, None)
+            if pause is None or saved is None:
+                return
+            if latest and namespace == "":
+                _keep(self._latest, thread, pause)
+            _keep(self._paused, (thread, namespace, str(saved.checkpoint["id"])), pause)
 
     def check_save(
         self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata

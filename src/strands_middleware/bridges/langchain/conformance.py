@@ -113,7 +113,7 @@ class LangChainAgent:
         self._seed = list(seed)
 
     async def run(self, prompt: str) -> RunReport:
-        # Sent as a caller would, paused or not (see the harness's known failures).
+        # Sent as a caller would, paused or not: the guarded checkpointer refuses it when paused.
         # The history the agent was set up with joins the thread with its first prompt.
         seed, self._seed = list(host_messages(self._seed, Shown([]))), []
         before = await self._length()
@@ -204,12 +204,6 @@ class LangChainHarness:
         }
     )
     known_failures: Mapping[str, str] = {
-        "fresh_prompt_while_paused_is_refused": (
-            "LangGraph writes a new input to the thread, dropping the tasks paused on "
-            "interrupts, before any middleware runs, so the bridge cannot refuse it while the "
-            "thread is unchanged; check interrupts_of(await agent.aget_state(config)) before "
-            "sending a new prompt on a thread that may be paused"
-        ),
         # With a plain BaseChatModel (what a user brings), the bridge's own path differs from
         # the one it takes for this library's models: each is a defect of the bridge.
         "per_call_model_switch_leaves_the_agent_model[native model]": (
@@ -261,7 +255,9 @@ class LangChainHarness:
             tools=[_tool(each) for each in setup.tools],
             system_prompt=system_prompt,
             middleware=[_HookRecorder(hooks), bridge],
-            checkpointer=saver,
+            # Guarded, as the bridge's documentation says: a new prompt on a paused thread is
+            # refused, the thread unchanged.
+            checkpointer=bridge.guard_paused_threads(saver),
         )
         return LangChainAgent(
             agent, saver, thread_id=thread_id, hooks=hooks, bridge=bridge, seed=setup.messages
