@@ -7,7 +7,9 @@ from langchain.agents import create_agent
 from strands_middleware.bridges.langchain import LangChainBridge, interrupts_of, resume_command
 
 bridge = LangChainBridge(timing, ToolApproval(tools={"delete_file"}))
-agent = create_agent(model, tools=[delete_file], middleware=[bridge], checkpointer=saver)
+# Guarded: a new prompt on a paused thread is refused, the thread left as it was.
+agent = create_agent(model, tools=[delete_file], middleware=[bridge],
+                     checkpointer=bridge.guard_paused_threads(saver))
 await agent.ainvoke({"messages": [("user", "Clean up")]}, config)
 paused = await agent.aget_state(config)  # the thread as it is: a stale resume is refused
 answers = [{"interruptResponse": {"interruptId": i.id, "response": "approve"}}

@@ -11,7 +11,10 @@ they leave unchanged goes back as LangChain's own objects (the request, the `Mod
 `ToolMessage` or `Command`), what they change goes back with every field they set. A tool-call
 handler's ``context.interrupt()`` asks through LangGraph's ``interrupt()`` with this library's
 deterministic id in its payload (see `_interrupts`), so a checkpointer keeps the paused run and
-``Command(resume=...)`` (`resume_command`) resumes it, in this process or another.
+``Command(resume=...)`` (`resume_command`) resumes it, in this process or another. LangGraph
+saves a new prompt on a paused thread, dropping the paused calls, before any middleware runs, so
+the bridge refuses it through the checkpointer (`LangChainBridge.guard_paused_threads`, see
+`_paused_threads`) and stops the run at its first model call.
 
 The model call streams through the chain (`_streaming`): LangChain calls a `RelayChatModel`
 around the model it would call; the relay streams that model, Wrap handlers see each chunk as
@@ -171,7 +174,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
 
         bridge = LangChainBridge(timing, ToolApproval(tools={"delete_file"}))
         agent = create_agent(model, tools=[delete_file], middleware=[bridge],
-                             checkpointer=checkpointer)
+                             checkpointer=bridge.guard_paused_threads(checkpointer))
         result = await agent.ainvoke({"messages": [("user", "Delete the report")]}, config)
         ```
 
@@ -375,11 +378,8 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
 
     def _refuse_a_prompt_on_a_paused_thread(self, request: ModelRequest[Any]) -> None:
         # Known only through a checkpointer of guard_paused_threads: it read the thread paused.
-        info: Any = getattr(request.runtime, "execution_info", None)
+        info: Any = getattr(request.runtime, "execution_info", None)  # None outside a graph
         thread_id: Any = getattr(info, "thread_id", None)
-        if thread_id is None:  # a LangGraph release without execution_info
-            config = var_child_runnable_config.get() or {}
-            thread_id = (config.get("configurable") or {}).get("thread_id")
         self._paused_threads.check_model_call(
             None if thread_id is None else str(thread_id), request.messages
         )
