@@ -8,6 +8,7 @@ Without the guard, LangGraph's own behaviour is what the docs say it is.
 
 from __future__ import annotations
 
+import asyncio
 import pickle
 import sqlite3
 import uuid
@@ -136,6 +137,28 @@ async def test_a_new_prompt_on_a_paused_thread_is_refused_and_the_thread_is_unch
         fresh = await agent.ainvoke(prompt("thanks"), config, durability=durability)
         assert fresh["messages"][-1].content == "anything else?"
         assert ran == ["/a"]
+
+
+@pytest.mark.parametrize("how", ["invoke", "astream"])
+async def test_a_synchronous_or_streamed_new_prompt_is_refused_the_same_way(
+    how: str, tmp_path: Path
+) -> None:
+    script = ScriptedModel([tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1")])
+    bridge = LangChainBridge(ToolApproval())
+    config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    async with checkpointer("memory", tmp_path) as (saver, held):
+        agent = gated(script, bridge, saver)
+        owed = interrupts_of(await agent.ainvoke(prompt("clean"), config))
+        before = held()
+        with pytest.raises(InterruptResponseFormatError):
+            if how == "invoke":  # the checkpointer's synchronous methods
+                await asyncio.to_thread(agent.invoke, prompt("never mind"), config)
+            else:
+                async for _ in agent.astream(prompt("never mind"), config, stream_mode="messages"):
+                    pass
+        assert held() == before
+        assert len(script.requests) == 1
+        assert interrupts_of(await agent.aget_state(config)) == owed
 
 
 async def test_a_resume_that_pauses_again_is_not_refused_nor_a_prompt_once_answered() -> None:
