@@ -39,13 +39,15 @@ def langchain_agent(
     """A LangChain agent playing ``script``, with ``middleware`` on it through the bridge.
 
     The tools are LangChain's own (``langchain_core.tools.tool``); an in-memory checkpointer
-    keeps a paused run for its resume.
+    keeps a paused run for its resume, guarded by the bridge so that a new prompt on a paused
+    thread is refused instead of dropping what the run asked.
     """
+    bridge = LangChainBridge(*middleware)
     return create_agent(
         ScriptedChatModel(script),
         tools=[langchain_tool(function) for function in tools],
-        middleware=[LangChainBridge(*middleware)],
-        checkpointer=InMemorySaver(),
+        middleware=[bridge],
+        checkpointer=bridge.guard_paused_threads(InMemorySaver()),
     )
 
 
