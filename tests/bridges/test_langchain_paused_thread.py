@@ -23,6 +23,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool as as_langchain_tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import interrupt
 
@@ -242,3 +243,18 @@ async def test_without_the_guard_langgraph_drops_the_pending_approval() -> None:
     assert done["messages"][-1].content == "other thing"
     assert interrupts_of(await agent.aget_state(config)) == []  # the approval is gone
     assert ran == []
+
+
+def test_a_narrowed_serialiser_reaches_the_wrapped_checkpointer() -> None:
+    """LangGraph narrows a checkpointer's serialiser as it compiles a graph (``with_allowlist``):
+    the wrapped checkpointer, which serialises, gets it, and the guard keeps its records."""
+    allowed = [("my_package", "Other")]
+    saver = InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=allowed))
+    guard: Any = LangChainBridge().guard_paused_threads(saver)
+    narrowed: Any = guard.with_allowlist([("my_package", "MyState")])
+    assert type(narrowed) is type(guard)
+    assert narrowed.saver is not saver and narrowed.saver.storage is saver.storage
+    assert narrowed.serde is narrowed.saver.serde
+    assert narrowed.serde is not saver.serde  # the narrowed one
+    # The bridge reads the records the narrowed guard keeps: one set, shared.
+    assert narrowed._records is guard._records
