@@ -13,7 +13,7 @@ import pickle
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,7 @@ async def checkpointer(kind: str, folder: Path) -> AsyncIterator[tuple[Any, Call
     path = str(folder / "checkpoints.sqlite")
 
     def rows() -> Any:
-        with sqlite3.connect(path) as connection:
+        with closing(sqlite3.connect(path)) as connection:
             return [
                 list(connection.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3, 4"))
                 for table in ("checkpoints", "writes")
