@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool as as_langchain_tool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -201,6 +201,25 @@ async def test_a_prompt_from_an_addressed_paused_checkpoint_is_refused_too() -> 
         await agent.ainvoke(prompt("never mind"), paused.config)
     assert (await agent.aget_state(config)).config == paused.config
     assert len(script.requests) == 1
+
+
+async def test_a_paused_run_left_on_purpose_lets_the_next_prompt_through() -> None:
+    """Recording the paused call's result with ``aupdate_state`` leaves the run: not a prompt,
+    so the guard lets it through, and the next prompt is answered."""
+    ran.clear()
+    script = ScriptedModel(
+        [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("something else")]
+    )
+    bridge = LangChainBridge(ToolApproval())
+    agent = gated(script, bridge, InMemorySaver())
+    config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    await agent.ainvoke(prompt("clean"), config)
+    left = ToolMessage("not run: the user moved on", tool_call_id="t1", status="error")
+    await agent.aupdate_state(config, {"messages": [left]}, as_node="tools")
+    assert interrupts_of(await agent.aget_state(config)) == []
+    done = await agent.ainvoke(prompt("do something else"), config)
+    assert done["messages"][-1].content == "something else"
+    assert ran == []
 
 
 async def test_a_thread_paused_on_another_interrupt_is_left_to_langgraph() -> None:
