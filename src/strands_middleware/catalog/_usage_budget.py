@@ -50,7 +50,7 @@ nothing; registered after it, a hit counts the usage of the call it replays.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -58,6 +58,7 @@ from ..content import Usage
 from ..engine._handlers import MiddlewareNext
 from ..engine._stage import Middleware
 from ..events import ModelStopReason, TypedEvent
+from ..host._mixin import MiddlewareHostMixin
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ..stores._protocols import CounterStore
 from ._base import (
@@ -69,7 +70,7 @@ from ._base import (
     check_whole_number,
 )
 from ._models_known import KNOWN_MODELS, ModelFacts, facts_for, model_id
-from ._scoped import Scope, ScopedState, scope_with_store
+from ._scoped import Scope, ScopedState, check_invocation_scope, scope_with_store
 from ._store_calls import FAILED_OPEN, StoreCalls
 
 __all__ = ["UsageBudget", "UsageBudgetExceeded"]
@@ -354,6 +355,11 @@ class UsageBudget(CatalogMiddleware):
         if facts is not None:
             amounts["cost"] = _priced(facts, amounts)
         return amounts
+
+    def check_registration(self, host: MiddlewareHostMixin, earlier: Sequence[object]) -> None:
+        """Refuse ``scope="invocation"`` on a host that keeps no state for a run (`RUN_STATE`):
+        every call there would count as an invocation of its own."""
+        check_invocation_scope("UsageBudget", "the tokens and money spent", self.scope, host)
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         handler = self._in_process() if self.store is None else self._in_store(self.store)

@@ -133,9 +133,7 @@ _PASSING: dict[type, set[type]] = {}
 _OutputHandler = TypeVar("_OutputHandler", bound=Callable[..., Any])
 
 
-def output_applies_when(
-    handler: _OutputHandler, applies: Callable[[Any], bool]
-) -> _OutputHandler:
+def output_applies_when(handler: _OutputHandler, applies: Callable[[Any], bool]) -> _OutputHandler:
     """Mark the Output handler ``handler`` as changing nothing in a call whose context (as the
     Wrap handlers get it, after the Input handlers) makes ``applies`` false; returns it.
 
