@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeGuard
+from typing import Any, Literal, Protocol, TypeGuard, cast
 
 from ..content import Message, Messages, SystemPrompt, ToolChoice, Usage
 from ..engine._registry import MiddlewareSource
@@ -365,8 +365,7 @@ def run_with_state_of(agent: HostAgent) -> RunWithState | None:
     found: object = getattr(agent, "run_with_state", None)
     if not callable(found):
         return None
-    run: RunWithState = found
-    return run
+    return cast(RunWithState, found)
 
 
 def is_agent_tool(given: object) -> TypeGuard[AgentTool]:
