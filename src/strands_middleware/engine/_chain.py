@@ -147,9 +147,8 @@ def output_applies_when(handler: _OutputHandler, applies: Callable[[Any], bool])
 
 
 def _outputs_apply(chain: CompiledChain[Any, Any, Any], context: Any) -> bool:
-    """Whether any Output handler of ``chain`` may change the result of the call ``context``."""
-    if not chain.outputs:
-        return False
+    """Whether any Output handler of ``chain`` (which has some) may change the result of the
+    call ``context``."""
     conditions = chain.output_conditions
     if conditions is None:
         return True
@@ -412,7 +411,7 @@ async def _drive(
         if chain.inputs and not inputs_applied:
             context = await _apply_inputs(chain, context)
         # Asked before any Wrap handler is called, as `OpenedChain` asks it.
-        outputs = _outputs_apply(chain, context)
+        outputs = bool(chain.outputs) and _outputs_apply(chain, context)
         stream = _link(chain, terminal, opened)(context)
         if outbound is not None:  # never with Output handlers (CompiledChain.run)
             translate = outbound.event_out
@@ -518,7 +517,7 @@ class OpenedChain(Generic[TEvent]):
             context = self._context
             if chain.inputs:
                 context = await _apply_inputs(chain, context)
-            if _outputs_apply(chain, context):
+            if chain.outputs and _outputs_apply(chain, context):
                 driven: AsyncIterator[TEvent] = _drive(
                     chain, context, terminal, None, inputs_applied=True
                 )
