@@ -71,10 +71,9 @@ compiled once, and a value with nothing to mask is returned as the same object, 
 case costs one regex scan per pattern and no copying; a built-in pattern whose every match holds
 a literal (``@`` for an e-mail address, ``bearer``, a key's prefix; four digits in a row for a
 card number, and for a phone number without ``+`` or ``(``) is not run on a text without it. A
-text found with nothing to mask is
-remembered (up to 4096 texts and 4 million characters per `Redact`), so the history sent again
-on every model call is not scanned again; a ``replacement`` function is therefore not consulted
-again for a text whose every match it left as it was.
+text found with nothing to mask is remembered (up to 4096 texts and 4 million characters per
+`Redact`), so the history sent again on every model call is not scanned again; a ``replacement``
+function is therefore not consulted again for a text whose every match it left as it was.
 
 `DEFAULT_PATTERNS`, in the order they apply: ``bearer_token`` (``Bearer <token>`` with a digit
 in the token), ``api_key`` (``sk-...`` keys of OpenAI and Anthropic, Stripe ``sk_live_``/
@@ -235,13 +234,11 @@ _FOUR_DIGITS = re.compile(r"\d{4}")
 
 
 def _may_hold_card_number(text: str) -> bool:
-    # Every branch of the card pattern opens with four digits in a row.
-    return _FOUR_DIGITS.search(text) is not None
+    return _FOUR_DIGITS.search(text) is not None  # every branch opens with four digits
 
 
 def _may_hold_phone_number(text: str) -> bool:
-    # A "+" or "(" opens the first two branches; the third ends in four digits in a row.
-    return "+" in text or "(" in text or _FOUR_DIGITS.search(text) is not None
+    return "+" in text or "(" in text or _may_hold_card_number(text)  # third branch: 4 digits
 
 
 _GUARDS: dict[re.Pattern[str], Callable[[str], bool]] = {
@@ -254,13 +251,10 @@ _GUARDS: dict[re.Pattern[str], Callable[[str], bool]] = {
 }
 """What every match of a built-in pattern holds, tested before the pattern is run.
 
-Each pattern starts with a lookbehind (or, for the digit patterns, tries its branches at every
-digit), and on prose with nothing to mask that scan is nearly all of what `Redact` costs. A
-substring test runs in C over the whole text at once, and the digit patterns' test looks for
-one simple run of four digits (stopping at the first), so a text without what a match needs
-skips the pattern. The guard only ever says "may match": a text that passes it is scanned as
-before.
-"""
+Each pattern starts with a lookbehind (the digit ones try their branches at every digit), and on
+prose with nothing to mask that scan is nearly all of what `Redact` costs. A substring test (or
+one search for four digits in a row) runs in C over the whole text at once, so a text without
+what a match needs skips the pattern. The guard only ever says "may match"."""
 
 
 @dataclass(frozen=True)
