@@ -260,7 +260,12 @@ def option_needs() -> dict[str, tuple[str, Any]]:
     the item and the capability (the item refuses to be registered on a host without it)."""
     from strands_middleware.conformance import Capability
 
-    return {"Redact(reversible=True)": ("Redact", Capability.RUN_STATE)}
+    return {
+        "Redact(reversible=True)": ("Redact", Capability.RUN_STATE),
+        # Counted per invocation by the dict every call of a run shares.
+        "CallLimit(scope='invocation')": ("CallLimit", Capability.RUN_STATE),
+        "UsageBudget(scope='invocation')": ("UsageBudget", Capability.RUN_STATE),
+    }
 
 
 def option_support(capability: Any, host: HostFacts) -> str:

@@ -96,6 +96,15 @@ def test_an_option_needing_run_state_has_a_row_saying_which_hosts_lack_it(
         assert cells["openai_agents"] == "no (run state)"
     page: str = hooks.matrix_page(list(facts.values()), hooks.catalog_items())
     assert "| [`Redact(reversible=True)`](catalog/redact.md) |" in page
+    # A count per invocation needs the dict every call of a run shares, too.
+    for item in ("CallLimit", "UsageBudget"):
+        table = hooks.supported_hosts_table(item, list(facts.values()), hooks.catalog_items())
+        row = next(line for line in table.splitlines() if "scope='invocation'" in line)
+        cells = dict(zip(facts, [cell.strip() for cell in row.split("|")[2:-1]], strict=True))
+        assert cells["reference"] == "yes"
+        if facts["openai_agents"].installed:
+            assert cells["openai_agents"] == "no (run state)"
+        assert f"| [`{item}(scope='invocation')`](catalog/{hooks._kebab(item)}.md) |" in page
 
 
 def test_the_matrix_reads_each_harness_capabilities_and_known_failures(

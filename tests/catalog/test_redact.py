@@ -23,7 +23,7 @@ from strands_middleware import (
 )
 from strands_middleware.agent import Agent
 from strands_middleware.catalog import ToolApproval
-from strands_middleware.catalog._redact import DEFAULT_PATTERNS, Redact
+from strands_middleware.catalog._redact import _GUARDS, DEFAULT_PATTERNS, Redact
 from strands_middleware.content import Message
 from strands_middleware.events import ModelMessageEvent, ModelStreamEvent, TextDeltaEvent
 from strands_middleware.testing import ScriptedModel, text_turn, tool_context, tool_turn
@@ -237,6 +237,27 @@ def test_a_text_a_pattern_could_match_is_never_skipped(text: str) -> None:
     for name, pattern in DEFAULT_PATTERNS.items():
         masked_one_by_one = pattern.sub(f"[REDACTED:{name}]", masked_one_by_one)
     assert Redact().redact_text(text) == masked_one_by_one
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(
+        st.sampled_from(["0", "12", "555", "4111", " ", "-", ".", "+", "(", ")", "x"]), max_size=14
+    ).map("".join)
+)
+def test_the_digit_guards_pass_every_text_their_pattern_matches(text: str) -> None:
+    for name in ("card_number", "phone_number"):
+        pattern = DEFAULT_PATTERNS[name]
+        if pattern.search(text) is not None:
+            assert _GUARDS[pattern](text), (name, text)
+
+
+def test_the_digit_guards_skip_prose_with_short_numbers_only() -> None:
+    prose = "w1 w22 w333 at 9:30, item 42."
+    assert not any(_GUARDS[DEFAULT_PATTERNS[name]](prose) for name in DEFAULT_PATTERNS)
+    assert Redact().redact_text("call 555-123-4567 or +44 20 7946 0958") == (
+        "call [REDACTED:phone_number] or [REDACTED:phone_number]"
+    )
 
 
 def test_the_bearer_guard_folds_case_as_the_pattern_does() -> None:

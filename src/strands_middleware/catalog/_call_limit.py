@@ -45,7 +45,7 @@ chain again, so it counts again.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, cast
 
@@ -54,6 +54,7 @@ from ..engine._handlers import MiddlewareNext
 from ..engine._stage import Middleware
 from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import InterruptException
+from ..host._mixin import MiddlewareHostMixin
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ..stores._protocols import CounterStore
@@ -65,7 +66,7 @@ from ._base import (
     check_store_name,
     check_whole_number,
 )
-from ._scoped import Scope, ScopedState, scope_with_store
+from ._scoped import Scope, ScopedState, check_invocation_scope, scope_with_store
 from ._store_calls import FAILED_OPEN, StoreCalls
 
 __all__ = ["CallLimit", "CallLimitExceeded"]
@@ -180,6 +181,11 @@ class CallLimit(CatalogMiddleware):
         self.store = store
         self.key = key
         self._store_calls = StoreCalls(f"CallLimit(key={key!r})", store, on_store_error)
+
+    def check_registration(self, host: MiddlewareHostMixin, earlier: Sequence[object]) -> None:
+        """Refuse ``scope="invocation"`` on a host that keeps no state for a run (`RUN_STATE`):
+        every call there would count as an invocation of its own."""
+        check_invocation_scope("CallLimit", "model and tool calls", self.scope, host)
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         items: list[Middleware[Any, Any, Any]] = []

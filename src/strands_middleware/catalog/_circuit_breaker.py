@@ -202,15 +202,22 @@ class CircuitBreaker(CatalogMiddleware):
                 return
             counted = wait is not FAILED_OPEN
             failed: bool | None = None  # None: the call ended without an outcome to count
+            never_halting = NEVER_HALTING
             try:
-                async for event in next_fn(context):
+                if on_tools:
+                    async for event in next_fn(context):
+                        if event.__class__ not in never_halting and halts_stage(event):
+                            counted = False
+                        elif isinstance(event, ToolResultEvent):
+                            failed = _is_failure(event, errors)
+                        yield event
+                else:
                     # A model call's events are never tool results: a text delta costs one set
-                    # lookup and one test of a local.
-                    if event.__class__ not in NEVER_HALTING and halts_stage(event):
-                        counted = False
-                    elif on_tools and isinstance(event, ToolResultEvent):
-                        failed = _is_failure(event, errors)
-                    yield event
+                    # lookup, in a loop of its own.
+                    async for event in next_fn(context):
+                        if event.__class__ not in never_halting and halts_stage(event):
+                            counted = False
+                        yield event
                 if failed is None:
                     failed = False
             except CONTROL_FLOW_EXCEPTIONS:

@@ -69,11 +69,11 @@ replaced by ``replacement``: a template whose ``{name}`` is the pattern's name, 
 inputs, JSON results); keys, ids, tool names and binary content are left alone. Patterns are
 compiled once, and a value with nothing to mask is returned as the same object, so the common
 case costs one regex scan per pattern and no copying; a built-in pattern whose every match holds
-a literal (``@`` for an e-mail address, ``bearer``, a key's prefix) is not run on a text without
-it. A text found with nothing to mask is
-remembered (up to 4096 texts and 4 million characters per `Redact`), so the history sent again
-on every model call is not scanned again; a ``replacement`` function is therefore not consulted
-again for a text whose every match it left as it was.
+a literal (``@`` for an e-mail address, ``bearer``, a key's prefix; four digits in a row for a
+card number, and for a phone number without ``+`` or ``(``) is not run on a text without it. A
+text found with nothing to mask is remembered (up to 4096 texts and 4 million characters per
+`Redact`), so the history sent again on every model call is not scanned again; a ``replacement``
+function is therefore not consulted again for a text whose every match it left as it was.
 
 `DEFAULT_PATTERNS`, in the order they apply: ``bearer_token`` (``Bearer <token>`` with a digit
 in the token), ``api_key`` (``sk-...`` keys of OpenAI and Anthropic, Stripe ``sk_live_``/
@@ -230,20 +230,31 @@ def _may_hold_email(text: str) -> bool:
     return "@" in text
 
 
+_FOUR_DIGITS = re.compile(r"\d{4}")
+
+
+def _may_hold_card_number(text: str) -> bool:
+    return _FOUR_DIGITS.search(text) is not None  # every branch opens with four digits
+
+
+def _may_hold_phone_number(text: str) -> bool:
+    return "+" in text or "(" in text or _may_hold_card_number(text)  # third branch: 4 digits
+
+
 _GUARDS: dict[re.Pattern[str], Callable[[str], bool]] = {
     _BEARER: _may_hold_bearer,
     _API_KEY: _may_hold_api_key,
     _AWS_ACCESS_KEY_ID: _may_hold_aws_key,
     _EMAIL: _may_hold_email,
+    _CARD_NUMBER: _may_hold_card_number,
+    _PHONE_NUMBER: _may_hold_phone_number,
 }
-"""A literal every match of a built-in pattern holds, tested before the pattern is run.
+"""What every match of a built-in pattern holds, tested before the pattern is run.
 
-Each pattern starts with a lookbehind, which keeps ``re`` from skipping ahead to where a match
-could begin: it tries every position, and on prose with nothing to mask that scan is nearly all
-of what `Redact` costs. A substring test runs in C over the whole text at once, so a text
-without the literal skips the pattern. The guard only ever says "may match": a text that has the
-literal is scanned as before. The digit patterns have no literal to test for.
-"""
+Each pattern starts with a lookbehind (the digit ones try their branches at every digit), and on
+prose with nothing to mask that scan is nearly all of what `Redact` costs. A substring test (or
+one search for four digits in a row) runs in C over the whole text at once, so a text without
+what a match needs skips the pattern. The guard only ever says "may match"."""
 
 
 @dataclass(frozen=True)

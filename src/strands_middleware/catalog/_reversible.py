@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
+from ..engine._chain import output_applies_when
 from ..engine._handlers import MiddlewareNext
 from ..engine._result import MiddlewareResult
 from ..engine._stage import Middleware
@@ -52,6 +53,9 @@ def reversible_middleware(
         run = runs.get(context.agent, context.invocation_state)
         messages = run.masking.messages(context.messages)
         return context if messages is context.messages else context.replace(messages=messages)
+
+    def has_pseudonyms(context: InvokeModelContext) -> bool:
+        return bool(runs.get(context.agent, context.invocation_state).values)
 
     def restore_model_stream(
         context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
@@ -107,6 +111,9 @@ def reversible_middleware(
         restore_model_stream.__qualname__ = "Redact[invokeModel.Wrap]"
         items.append(InvokeModelStage.wrap(restore_model_stream))
         restore_model_output.__qualname__ = "Redact[invokeModel.Output]"
+        # It restores only replies the Wrap handler saw, which it sees only in a run that has
+        # handed out a pseudonym: other calls run without the Output handlers' driver.
+        output_applies_when(restore_model_output, has_pseudonyms)
         items.append(InvokeModelStage.output(restore_model_output))
     tool_call.__qualname__ = "Redact[executeTool.Wrap]"
     items.append(ExecuteToolStage.wrap(tool_call))

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
-__all__ = ["Scope", "ScopedState", "scope_with_store"]
+from ..host._mixin import RUN_STATE, MiddlewareHostMixin
+
+__all__ = ["Scope", "ScopedState", "check_invocation_scope", "scope_with_store"]
 
 T = TypeVar("T")
 
@@ -36,6 +38,33 @@ def scope_with_store(item: str, scope: Scope | None, store: object) -> Scope:
     if scope is not None and scope != "agent":
         raise ValueError(f"{item}(scope=...) must be 'invocation' or 'agent', got {scope!r}")
     return "agent"
+
+
+def check_invocation_scope(item: str, counts: str, scope: Scope, host: MiddlewareHostMixin) -> None:
+    """Refuse ``scope="invocation"`` on a host that keeps no state for a run (`RUN_STATE`).
+
+    Such a host hands every call a dict of its own, so each call would look like a new
+    invocation and a count per invocation would never pass one: a cap that never stops anything.
+
+    Args:
+        item: The item as its user wrote it, e.g. ``"CallLimit"``.
+        counts: What it counts per invocation, for the message (``"model and tool calls"``).
+        scope: The item's scope.
+        host: The host it is registered on.
+
+    Raises:
+        ValueError: the scope is ``"invocation"`` and the host lacks run state.
+    """
+    why = host.lacks.get(RUN_STATE)
+    if scope != "invocation" or why is None:
+        return
+    raise ValueError(
+        f"{item}(scope='invocation') cannot run on {type(host).__name__}: {why}. It counts "
+        f"{counts} per invocation by that dict, so every call would start a new count and the "
+        f"limit would never be reached. Pass {item}(scope='agent', ...) to count for the "
+        "agent's lifetime (a fresh agent per run counts per run), or a store and key to count "
+        "per key"
+    )
 
 
 class ScopedState(Generic[T]):

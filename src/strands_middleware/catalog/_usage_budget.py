@@ -50,7 +50,7 @@ nothing; registered after it, a hit counts the usage of the call it replays.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -58,6 +58,7 @@ from ..content import Usage
 from ..engine._handlers import MiddlewareNext
 from ..engine._stage import Middleware
 from ..events import ModelStopReason, TypedEvent
+from ..host._mixin import MiddlewareHostMixin
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ..stores._protocols import CounterStore
 from ._base import (
@@ -69,7 +70,7 @@ from ._base import (
     check_whole_number,
 )
 from ._models_known import KNOWN_MODELS, ModelFacts, facts_for, model_id
-from ._scoped import Scope, ScopedState, scope_with_store
+from ._scoped import Scope, ScopedState, check_invocation_scope, scope_with_store
 from ._store_calls import FAILED_OPEN, StoreCalls
 
 __all__ = ["UsageBudget", "UsageBudgetExceeded"]
@@ -81,8 +82,10 @@ _BUDGETS = (
     ("max_output_tokens", "output"),
 )
 _FIELDS = ("input", "output", "total", "cost")
-_MICRO_DOLLARS = 1_000_000
 """The counters of a shared budget in its store."""
+_MICRO_DOLLARS = 1_000_000
+_SPENT_FIELD = {name: field for name, field in _BUDGETS}
+"""The `_Spent` field each token budget limits."""
 
 
 class UsageBudgetExceeded(RuntimeError):
@@ -305,12 +308,7 @@ class UsageBudget(CatalogMiddleware):
         return facts
 
     def _micro_dollars(self, model: object, usage: Usage) -> int:
-        facts = self._facts(model)
-        amounts = _amounts(usage)
-        dollars = (
-            amounts["input"] * facts.input_price + amounts["output"] * facts.output_price
-        ) / 1_000_000
-        return math.ceil(dollars * _MICRO_DOLLARS)
+        return _priced(self._facts(model), _amounts(usage))
 
     async def spent_in_store(self) -> Usage:
         """What every process has spent of the shared budget.
@@ -328,17 +326,40 @@ class UsageBudget(CatalogMiddleware):
         return _Spent(counts["input"], counts["output"], counts["total"]).usage()
 
     def _exhausted(self, spent: _Spent) -> dict[str, float]:
-        amounts: dict[str, float] = {
-            **_by_budget(spent.usage()),
-            "max_cost": spent.cost / _MICRO_DOLLARS,
-        }
-        return {name: limit for name, limit in self._budgets.items() if amounts[name] >= limit}
+        # Run before every model call: reads the counters directly, builds nothing while the
+        # budgets hold.
+        exhausted: dict[str, float] = {}
+        for name, limit in self._budgets.items():
+            if name == "max_cost":
+                if spent.cost / _MICRO_DOLLARS >= limit:
+                    exhausted[name] = limit
+            elif getattr(spent, _SPENT_FIELD[name]) >= limit:
+                exhausted[name] = limit
+        return exhausted
 
-    def _counted(self, model: object, usage: Usage) -> dict[str, int]:
+    def _priced_facts(self, model: object) -> ModelFacts | None:
+        """The facts a call of ``model`` is priced by (None without a money budget).
+
+        Looked up once per call, before the model is asked: a call that cannot be priced is
+        not made, and the usage it reports is priced with the same facts.
+
+        Raises:
+            ValueError: the model cannot be priced.
+        """
+        return self._facts(model) if self.max_cost is not None else None
+
+    @staticmethod
+    def _counted(facts: ModelFacts | None, usage: Usage) -> dict[str, int]:
         """What a call's usage adds to each counter, its price included when one is budgeted."""
         amounts = _amounts(usage)
-        amounts["cost"] = self._micro_dollars(model, usage) if self.max_cost is not None else 0
+        if facts is not None:
+            amounts["cost"] = _priced(facts, amounts)
         return amounts
+
+    def check_registration(self, host: MiddlewareHostMixin, earlier: Sequence[object]) -> None:
+        """Refuse ``scope="invocation"`` on a host that keeps no state for a run (`RUN_STATE`):
+        every call there would count as an invocation of its own."""
+        check_invocation_scope("UsageBudget", "the tokens and money spent", self.scope, host)
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         handler = self._in_process() if self.store is None else self._in_store(self.store)
@@ -357,17 +378,17 @@ class UsageBudget(CatalogMiddleware):
                 raise UsageBudgetExceeded(
                     spent.usage(), exhausted, state.scope, cost=spent.cost / _MICRO_DOLLARS
                 )
-            if self.max_cost is not None:
-                self._facts(context.model)  # a call that cannot be priced is not made
+            facts = self._priced_facts(context.model)
             usage: Usage | None = None
+            others = _NOT_STOPS
             try:
                 async for event in next_fn(context):
-                    if isinstance(event, ModelStopReason):
-                        usage = event.usage
+                    if event.__class__ not in others:
+                        usage = _usage_of(event, usage)
                     yield event
             finally:
                 if usage is not None:
-                    spent.add(self._counted(context.model, usage))
+                    spent.add(self._counted(facts, usage))
 
         return usage_budget
 
@@ -386,18 +407,18 @@ class UsageBudget(CatalogMiddleware):
                     raise UsageBudgetExceeded(
                         spent.usage(), exhausted, "agent", key, cost=spent.cost / _MICRO_DOLLARS
                     )
-            if self.max_cost is not None:
-                self._facts(context.model)  # a call that cannot be priced is not made
+            facts = self._priced_facts(context.model)
             usage: Usage | None = None
+            others = _NOT_STOPS
             try:
                 async for event in next_fn(context):
-                    if isinstance(event, ModelStopReason):
-                        usage = event.usage
+                    if event.__class__ not in others:
+                        usage = _usage_of(event, usage)
                     yield event
             finally:
                 if usage is not None:
                     await calls.settle(
-                        store.counter_add(key, self._counted(context.model, usage)),
+                        store.counter_add(key, self._counted(facts, usage)),
                         "count the usage of a call",
                     )
 
@@ -408,6 +429,27 @@ _Handler = Callable[
     [InvokeModelContext, MiddlewareNext[InvokeModelContext, TypedEvent]],
     AsyncGenerator[TypedEvent, None],
 ]
+
+
+_NOT_STOPS: set[type] = set()
+"""Event classes met in a model call's stream that are not `ModelStopReason` (nor a subclass):
+a text delta of such a class costs the handler one set lookup."""
+
+
+def _usage_of(event: TypedEvent, usage: Usage | None) -> Usage | None:
+    """The usage ``event`` reports if it is a call's result, else ``usage`` as it was."""
+    if isinstance(event, ModelStopReason):
+        return event.usage
+    _NOT_STOPS.add(event.__class__)  # whether a class is a subclass of another never changes
+    return usage
+
+
+def _priced(facts: ModelFacts, amounts: Mapping[str, int]) -> int:
+    """What the tokens of ``amounts`` cost at ``facts``' prices, in millionths of a dollar."""
+    dollars = (
+        amounts["input"] * facts.input_price + amounts["output"] * facts.output_price
+    ) / 1_000_000
+    return math.ceil(dollars * _MICRO_DOLLARS)
 
 
 def _amounts(usage: Usage) -> dict[str, int]:

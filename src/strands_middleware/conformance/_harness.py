@@ -15,9 +15,9 @@ second run of every model-stage clause.
 from __future__ import annotations
 
 import enum
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeGuard
+from typing import Any, Literal, Protocol, TypeGuard, cast
 
 from ..content import Message, Messages, SystemPrompt, ToolChoice, Usage
 from ..engine._registry import MiddlewareSource
@@ -37,6 +37,7 @@ __all__ = [
     "RunReport",
     "is_agent_tool",
     "native_model_of",
+    "run_with_state_of",
 ]
 
 NATIVE_MODEL = "[native model]"
@@ -106,6 +107,16 @@ class Capability(enum.Enum):
 
     Undeclared: the host lists `RUN_STATE` in its ``lacks``, and an item that needs it refuses
     to be registered there with an error naming the host.
+    """
+
+    CALLER_STATE = "caller's run values"
+    """A caller can give one run values of its own, which every model and tool call of that run
+    finds in ``context.invocation_state`` (the reference agent's keyword arguments): what a
+    per-call setting such as ``invocation_state["context_window"]``, the context window
+    `ContextWindow` and `Summarize` size a fractional budget by, needs. The kit passes them
+    with the agent's ``run_with_state(prompt, values)`` (see `HostAgent`).
+
+    Undeclared: the clause that checks it has nothing to observe and says so ("n/a").
     """
 
     RESUME_IN_ANOTHER_PROCESS = "resume in another process"
@@ -181,7 +192,13 @@ class RunReport:
 
 
 class HostAgent(Protocol):
-    """One agent of the host, built by `Harness.build` or `Harness.restore`."""
+    """One agent of the host, built by `Harness.build` or `Harness.restore`.
+
+    An agent of a harness declaring `Capability.CALLER_STATE` also has ``async def
+    run_with_state(self, prompt: str, values: Mapping[str, Any]) -> RunReport``: `run`, with
+    ``values`` given to the run the host's way (the reference agent's ``agent(prompt,
+    **values)``), so that its handlers find them in ``context.invocation_state``.
+    """
 
     async def run(self, prompt: str) -> RunReport:
         """Run the agent on a user prompt to its end (or its pause).
@@ -337,6 +354,18 @@ def native_model_of(harness: Harness) -> Callable[[ScriptedModel], object] | Non
         return None
     native: Callable[[ScriptedModel], object] = found
     return native
+
+
+RunWithState = Callable[[str, Mapping[str, Any]], Awaitable[RunReport]]
+"""An agent's ``run_with_state`` (see `HostAgent`)."""
+
+
+def run_with_state_of(agent: HostAgent) -> RunWithState | None:
+    """The agent's ``run_with_state`` (see `HostAgent`), or None when it has none."""
+    found: object = getattr(agent, "run_with_state", None)
+    if not callable(found):
+        return None
+    return cast(RunWithState, found)
 
 
 def is_agent_tool(given: object) -> TypeGuard[AgentTool]:

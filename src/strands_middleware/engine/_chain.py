@@ -6,7 +6,9 @@ Cost model. Every streamed event crosses every layer, so the layout is chosen pe
   generator, not a wrapper around it;
 * Input handlers run once, before the first Wrap handler is called, and add no hop;
 * all Output handlers share the one driver generator that also does the cleanup, so they add no
-  hop either: the driver holds the result event and applies them innermost first;
+  hop either: the driver holds the result event and applies them innermost first; a call for
+  which every Output handler is known to change nothing (`output_applies_when`) runs without
+  that driver, as if there were none;
 * `MiddlewareRegistry.invoke` runs a stage with no handlers as its bare terminal;
 * a bridge's `Outbound` translation runs in the driver's own loop, so it adds no hop either
   (except with Output handlers, whose driver it follows in a generator of its own);
@@ -67,7 +69,17 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         outputs: Output handlers in application order: innermost (last registered) first.
     """
 
-    __slots__ = ("inputs", "links", "outputs", "stage", "where", "wrapper", "wraps")
+    __slots__ = (
+        "inputs",
+        "links",
+        "output_conditions",
+        "outputs",
+        "passing",
+        "stage",
+        "where",
+        "wrapper",
+        "wraps",
+    )
 
     def __init__(
         self,
@@ -85,6 +97,15 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         # Each Wrap handler paired with the one that calls its next_fn (None for the outermost,
         # which the driver calls), so a misused next_fn can name the handler that misused it.
         self.links = tuple(zip(self.wraps, (None, *self.wraps), strict=False))
+        # The event classes the Output handlers' driver lets straight through, learnt as it
+        # meets them (see `_passes`), shared by every chain with the same result class.
+        self.passing = _PASSING.setdefault(stage.result_event, set())
+        # When every Output handler says for which calls it can change anything, those tests;
+        # None when one of them may change any call.
+        conditions = [getattr(handler, _APPLIES, None) for handler in self.outputs]
+        self.output_conditions: tuple[Callable[[Any], bool], ...] | None = (
+            tuple(c for c in conditions if c is not None) if None not in conditions else None
+        )
 
     def run(
         self,
@@ -101,6 +122,40 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
                 self.stage, lambda: _drive(self, context, terminal, None), outbound
             )
         return _drive(self, context, terminal, outbound)
+
+
+_APPLIES = "_strands_middleware_output_applies"
+"""The attribute `output_applies_when` sets on an Output handler."""
+
+_PASSING: dict[type, set[type]] = {}
+"""Per result class, the event classes a driver passes at once (see `_passes`)."""
+
+_OutputHandler = TypeVar("_OutputHandler", bound=Callable[..., Any])
+
+
+def output_applies_when(handler: _OutputHandler, applies: Callable[[Any], bool]) -> _OutputHandler:
+    """Mark the Output handler ``handler`` as changing nothing in a call whose context (as the
+    Wrap handlers get it, after the Input handlers) makes ``applies`` false; returns it.
+
+    When every Output handler of a chain is so marked and none applies to a call, the call runs
+    without the driver that holds its result back for them: one generator hop fewer on every
+    streamed event. ``applies`` must only answer false where the handler would return the
+    result as it is: it is an optimisation, never a change of what the call produces.
+    """
+    setattr(handler, _APPLIES, applies)
+    return handler
+
+
+def _outputs_apply(chain: CompiledChain[Any, Any, Any], context: Any) -> bool:
+    """Whether any Output handler of ``chain`` (which has some) may change the result of the
+    call ``context``."""
+    conditions = chain.output_conditions
+    if conditions is None:
+        return True
+    for applies in conditions:  # noqa: SIM110 (a loop: run on every call, no generator)
+        if applies(context):
+            return True
+    return False
 
 
 def translated_stream(
@@ -308,6 +363,18 @@ async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
     return wrapped.value
 
 
+def _passes(chain: CompiledChain[Any, Any, Any], cls: type) -> None:
+    """Let the driver pass events of ``cls`` at once from now on, if that is always right.
+
+    It is when no event of the class can halt a stage (`NEVER_HALTING`) nor be the stage's result:
+    both are facts of the class, except that an ABC's ``register`` can make a class a subclass
+    later, so a result class with a metaclass of its own is never trusted this way.
+    """
+    result_type = chain.stage.result_event
+    if cls in NEVER_HALTING and type(result_type) is type and not issubclass(cls, result_type):
+        chain.passing.add(cls)
+
+
 def _bad_input_return(
     chain: CompiledChain[Any, Any, Any], handler: object, returned: object
 ) -> TypeError:
@@ -343,6 +410,8 @@ async def _drive(
     try:
         if chain.inputs and not inputs_applied:
             context = await _apply_inputs(chain, context)
+        # Asked before any Wrap handler is called, as `OpenedChain` asks it.
+        outputs = bool(chain.outputs) and _outputs_apply(chain, context)
         stream = _link(chain, terminal, opened)(context)
         if outbound is not None:  # never with Output handlers (CompiledChain.run)
             translate = outbound.event_out
@@ -350,15 +419,20 @@ async def _drive(
                 out = translate(event)
                 if out is not None:
                     yield out
-        elif not chain.outputs:
+        elif not outputs:
             async for event in stream:
                 yield event
         else:
             result_type = chain.stage.result_event
+            passing = chain.passing
             held: Any = None
             halted = False
             async for event in stream:
-                if halted:
+                if event.__class__ in passing:
+                    # Nearly every event (text deltas): neither the result nor able to halt, so
+                    # it goes out at once, for one set lookup.
+                    yield event
+                elif halted:
                     yield event
                 elif isinstance(event, result_type):
                     # The result is the last event of the result class: a later one replaces it.
@@ -372,6 +446,7 @@ async def _drive(
                         held = None
                     yield event
                 else:
+                    _passes(chain, event.__class__)
                     yield event
             if held is not None:
                 yield await _transform(chain, held)
@@ -442,7 +517,7 @@ class OpenedChain(Generic[TEvent]):
             context = self._context
             if chain.inputs:
                 context = await _apply_inputs(chain, context)
-            if chain.outputs:
+            if chain.outputs and _outputs_apply(chain, context):
                 driven: AsyncIterator[TEvent] = _drive(
                     chain, context, terminal, None, inputs_applied=True
                 )

@@ -51,3 +51,19 @@ def test_the_runs_deps_reach_handlers_in_invocation_state() -> None:
     asyncio.run(Agent(TestModel(), capabilities=[PydanticAIMiddleware(read_deps)]).run("hello"))
     assert seen[0] is database
     assert seen[1] == "no deps"
+
+
+def test_the_runs_metadata_reaches_handlers_in_invocation_state_and_stays_as_given() -> None:
+    seen: list[dict[str, object]] = []
+
+    @InvokeModelStage.input
+    def read_state(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(dict(context.invocation_state))
+        context.invocation_state["written"] = True
+        return context
+
+    metadata = {"context_window": 32_000}
+    agent = Agent(TestModel(), deps_type=str, capabilities=[PydanticAIMiddleware(read_state)])
+    asyncio.run(agent.run("hello", deps="db", metadata=metadata))
+    assert seen[0] == {"context_window": 32_000, "deps": "db"}
+    assert metadata == {"context_window": 32_000}  # a handler's writes stay in the run's state

@@ -34,7 +34,7 @@ import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -247,7 +247,9 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         """The ``invocation_state`` of the run in progress: one dict per ``ainvoke``.
 
         LangGraph gives every run (a resume included) a run-control object of its own, which
-        each node's ``runtime`` carries; the dict is kept by it.
+        each node's ``runtime`` carries; the dict is kept by it. It starts with the entries of
+        the run's context when that is a mapping (``ainvoke(..., context={"context_window":
+        32_000})``), the way a strands caller gives values to a run.
         """
         run: object = getattr(runtime, "control", None) or runtime
         key = id(run)
@@ -255,7 +257,10 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             entry = self._invocations.get(key)
             if entry is not None and entry[0] is run:
                 return entry[1]
-            state: dict[str, Any] = {}
+            given: object = getattr(runtime, "context", None)
+            state: dict[str, Any] = (
+                dict(cast("Mapping[str, Any]", given)) if isinstance(given, Mapping) else {}
+            )
             self._invocations[key] = (run, state)
             while len(self._invocations) > _INVOCATIONS_KEPT:
                 self._invocations.popitem(last=False)

@@ -113,12 +113,20 @@ class LangChainAgent:
         self._seed = list(seed)
 
     async def run(self, prompt: str) -> RunReport:
+        return await self._run(prompt, None)
+
+    async def run_with_state(self, prompt: str, values: Mapping[str, Any]) -> RunReport:
+        # A run's context (LangGraph's runtime context) is what the bridge hands its handlers
+        # in invocation_state.
+        return await self._run(prompt, dict(values))
+
+    async def _run(self, prompt: str, context: dict[str, Any] | None) -> RunReport:
         # Sent as a caller would, paused or not: the guarded checkpointer refuses it when paused.
         # The history the agent was set up with joins the thread with its first prompt.
         seed, self._seed = list(host_messages(self._seed, Shown([]))), []
         before = await self._length()
         result = await self.agent.ainvoke(
-            {"messages": [*seed, HumanMessage(content=prompt)]}, self._config
+            {"messages": [*seed, HumanMessage(content=prompt)]}, self._config, context=context
         )
         return self._report(result, before + len(seed))
 
@@ -201,6 +209,7 @@ class LangChainHarness:
             Capability.HOOKS,
             Capability.RESUME_IN_ANOTHER_PROCESS,
             Capability.RUN_STATE,
+            Capability.CALLER_STATE,
         }
     )
     known_failures: Mapping[str, str] = {

@@ -60,9 +60,12 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
         ```
 
     ``context.invocation_state`` is one dict per run, shared by every stage of it; it holds
-    the run's pydantic-ai dependencies under ``"deps"`` (``agent.run(..., deps=db)`` gives
-    ``context.invocation_state["deps"] is db``; no key when the run has none). What a handler
-    writes there lasts for the run. A call to a tool the agent does not have is answered by
+    the entries of the run's metadata (``agent.run(..., metadata={"context_window": 32_000})``
+    gives ``context.invocation_state["context_window"] == 32_000``, the way a strands caller
+    sets a per-call value) and the run's pydantic-ai dependencies under ``"deps"``
+    (``agent.run(..., deps=db)`` gives ``context.invocation_state["deps"] is db``; no key when
+    the run has none). What a handler writes there lasts for the run, and never reaches the
+    run's metadata. A call to a tool the agent does not have is answered by
     pydantic-ai before any hook, so `ToolMock` fixtures for such tools warn when registered.
 
     Args:
@@ -95,8 +98,12 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
 
     async def for_run(self, ctx: RunContext[Any]) -> AbstractCapability[Any]:
         run = copy.copy(self)
-        # invocation_state: one dict for every stage of the run, holding the run's deps.
-        run._state = {} if ctx.deps is None else {"deps": ctx.deps}
+        # invocation_state: one dict for every stage of the run, holding the run's metadata
+        # (what a caller gives the run, as a strands caller gives invocation_state) and deps.
+        state: dict[str, Any] = dict(ctx.metadata or {})
+        if ctx.deps is not None:
+            state["deps"] = ctx.deps
+        run._state = state
         return run
 
     def get_wrapper_model(self, model: Model) -> Model | None:

@@ -126,10 +126,17 @@ class PydanticAIAgent:
         self._hooks = hooks
 
     async def run(self, prompt: str) -> RunReport:
+        return await self.run_with_state(prompt, {})
+
+    async def run_with_state(self, prompt: str, values: Mapping[str, Any]) -> RunReport:
         # Sent as a caller would, paused or not: pydantic-ai refuses a new prompt while the
-        # history ends in tool calls without results.
+        # history ends in tool calls without results. A run's metadata is what the bridge
+        # hands its handlers in invocation_state.
         result = await self.agent.run(
-            prompt, message_history=self.history, event_stream_handler=self._handler
+            prompt,
+            message_history=self.history,
+            event_stream_handler=self._handler,
+            metadata=dict(values) or None,
         )
         return self._report(result.all_messages(), result.output, result.usage)
 
@@ -227,6 +234,7 @@ class PydanticAIHarness:
             Capability.RESUME_IN_ANOTHER_PROCESS,
             Capability.RUN_STATE,
             Capability.TOOL_CHOICE,
+            Capability.CALLER_STATE,
         }
     )
     known_failures: Mapping[str, str] = {

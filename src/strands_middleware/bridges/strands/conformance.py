@@ -65,6 +65,10 @@ class StrandsAgent:
         with _unwrapped():
             return _report(await self.agent.invoke_async(prompt))
 
+    async def run_with_state(self, prompt: str, values: Mapping[str, Any]) -> RunReport:
+        with _unwrapped():
+            return _report(await self.agent.invoke_async(prompt, invocation_state=dict(values)))
+
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         prompt: Any = responses
         with _unwrapped():

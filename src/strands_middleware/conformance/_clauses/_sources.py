@@ -34,6 +34,7 @@ CLEANUP = 'docs/concepts/cleanup.md "Cleanup"'
 BUILT_IN_STAGES = 'docs/concepts/stages-and-phases.md "The built-in stages"'
 HUMAN_IN_THE_LOOP = 'docs/concepts/interrupts.md "Interrupts and resume"'
 CATALOG = 'docs/catalog/index.md "The catalog"'
+CALLER_STATE = 'docs/catalog/context-window.md "A share of the model\'s context window"'
 USER_ERRORS = 'docs/concepts/errors.md "Mistakes, and the state they leave"'
 COMING_FROM_STRANDS = 'docs/coming-from-strands.md "Coming from strands\' middleware"'
 

@@ -6,15 +6,26 @@ import contextlib
 import json
 from typing import Any
 
-from ...catalog import Cache, Guardrail, GuardrailSubject, Redact, Retry, ToolApproval, Verdict
+from ...catalog import (
+    Cache,
+    ContextWindow,
+    Guardrail,
+    GuardrailSubject,
+    Redact,
+    Retry,
+    ToolApproval,
+    Verdict,
+)
+from ...content import Message
 from ...testing import ScriptedModel, text_turn, tool_turn
 from .._clause import Trial, clause, expect
-from .._harness import AgentSetup, Capability
+from .._harness import AgentSetup, Capability, run_with_state_of
 from . import _sources as cite
 from ._probes import last_tool_results, responses, texts
 
 __all__ = [
     "catalog_cache_answers_a_repeated_call",
+    "catalog_context_window_follows_a_window_given_per_call",
     "catalog_guardrail_block_never_reaches_the_stream",
     "catalog_guardrail_monitor_blocks_nothing",
     "catalog_redact_reversible_restores_values_past_the_model",
@@ -161,3 +172,44 @@ async def catalog_redact_reversible_restores_values_past_the_model(trial: Trial)
     )
     answer = "Deleted /files/jane@example.com."
     expect(report.text == answer, f"the run ended with {report.text!r}, not {answer!r}")
+
+
+def _ten_tokens(message: Message) -> int:
+    return 10
+
+
+@clause(cite.CATALOG, cite.CALLER_STATE, needs=Capability.CALLER_STATE)
+async def catalog_context_window_follows_a_window_given_per_call(trial: Trial) -> None:
+    """A context window a caller gives one run (``invocation_state["context_window"]``) is what
+    ContextWindow's fractional budget is a share of on that run's model calls, over the item's
+    own; the runs before and after keep the item's."""
+    # Ten tokens a message: half of 1,000,000 holds any of these conversations, half of 30
+    # only the latest prompt.
+    window = ContextWindow(
+        max_tokens=("fraction", 0.5),
+        context_window=1_000_000,
+        token_counter=_ten_tokens,
+        marker=None,
+    )
+    turns = [text_turn("First."), text_turn("Second."), text_turn("Third.")]
+    built = trial.build(turns, middleware=[window])
+    run_with_state = run_with_state_of(built.agent)
+    expect(
+        run_with_state is not None,
+        "the harness declares CALLER_STATE, but its agent has no run_with_state(prompt, values)",
+    )
+    assert run_with_state is not None
+    await built.agent.run("Question one?")
+    await run_with_state("Question two?", {"context_window": 30})
+    await built.agent.run("Question three?")
+    requests = built.script.requests
+    expect(len(requests) == 3, f"the model was asked {len(requests)} times, not 3")
+    sent = [json.dumps(request.messages) for request in requests]
+    expect(
+        "Question two?" in sent[1] and "Question one?" not in sent[1],
+        f"with a window of 30 tokens given for the run, the model was sent {sent[1][-160:]}",
+    )
+    expect(
+        "Question one?" in sent[2] and "Second." in sent[2],
+        "the next run, given no window, was cut too: the window given for one run outlived it",
+    )

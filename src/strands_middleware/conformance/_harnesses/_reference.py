@@ -44,6 +44,9 @@ class ReferenceAgent:
     async def run(self, prompt: str) -> RunReport:
         return _report(await self.agent.invoke_async(prompt))
 
+    async def run_with_state(self, prompt: str, values: Mapping[str, Any]) -> RunReport:
+        return _report(await self.agent.invoke_async(prompt, **values))
+
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
         return _report(await self.agent.invoke_async(responses))
 
