@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from types import AsyncGeneratorType
@@ -43,9 +44,16 @@ from typing import Any, Generic, TypeVar, cast
 from ..exceptions import InterruptException
 from ._registration import describe
 from ._result import NEVER_HALTING, MiddlewareResult, halts_stage
-from ._stage import MiddlewareStage, result_wrapper
+from ._stage import (
+    Middleware,
+    MiddlewareInputPhase,
+    MiddlewareOutputPhase,
+    MiddlewareStage,
+    MiddlewareWrapPhase,
+    result_wrapper,
+)
 
-__all__ = ["CompiledChain", "OpenedChain", "Outbound"]
+__all__ = ["CompiledChain", "OpenedChain", "Outbound", "compile_chain"]
 
 _logger = logging.getLogger("strands_middleware")
 
@@ -61,13 +69,18 @@ _Next = Callable[[Any], AsyncIterator[Any]]
 class CompiledChain(Generic[TContext, TResult, TEvent]):
     """The handlers of one stage, in the order they run; rebuilt only when one is registered.
 
+    Every agent holds one per stage it has handlers on, so it keeps only what a call reads (and
+    the registrations, in their order): a call derives the rest (which handler calls which
+    ``next_fn``, for an error naming the misuser) only on its error path.
+
     Attributes:
         inputs: Input handlers, outermost (first registered) first.
         wraps: Wrap handlers, outermost (first registered) first.
         outputs: Output handlers in application order: innermost (last registered) first.
+        entries: Every registration on the stage, in registration order.
     """
 
-    __slots__ = ("inputs", "links", "outputs", "stage", "where", "wrapper", "wraps")
+    __slots__ = ("entries", "inputs", "outputs", "stage", "where", "wrapper", "wraps")
 
     def __init__(
         self,
@@ -75,16 +88,16 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         inputs: Sequence[Callable[[Any], Any]],
         wraps: Sequence[Callable[[Any, Any], Any]],
         outputs: Sequence[Callable[[Any], Any]],
+        entries: Sequence[Middleware[Any, Any, Any]] = (),
     ) -> None:
         self.stage = stage
         self.inputs = tuple(inputs)
         self.wraps = tuple(wraps)
         self.outputs = tuple(reversed(outputs))
-        self.where = f"{stage.name}.Wrap"
+        self.entries = tuple(entries)
+        # Interned: every chain of the stage (one per agent) shares the one string.
+        self.where = sys.intern(f"{stage.name}.Wrap")
         self.wrapper = result_wrapper(stage)
-        # Each Wrap handler paired with the one that calls its next_fn (None for the outermost,
-        # which the driver calls), so a misused next_fn can name the handler that misused it.
-        self.links = tuple(zip(self.wraps, (None, *self.wraps), strict=False))
 
     def run(
         self,
@@ -101,6 +114,19 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
                 self.stage, lambda: _drive(self, context, terminal, None), outbound
             )
         return _drive(self, context, terminal, outbound)
+
+
+def compile_chain(
+    stage: MiddlewareStage[Any, Any, Any], entries: Sequence[Middleware[Any, Any, Any]]
+) -> CompiledChain[Any, Any, Any]:
+    """The chain of ``entries``, the registrations on ``stage``, oldest first."""
+    return CompiledChain(
+        stage,
+        inputs=[m.handler for m in entries if isinstance(m.phase, MiddlewareInputPhase)],
+        wraps=[m.handler for m in entries if isinstance(m.phase, MiddlewareWrapPhase)],
+        outputs=[m.handler for m in entries if isinstance(m.phase, MiddlewareOutputPhase)],
+        entries=entries,
+    )
 
 
 def translated_stream(
@@ -162,17 +188,16 @@ def _link(
     opened: _Opened,
 ) -> _Next:
     """Build the ``next_fn`` of every layer for one invocation, recording what each opens."""
-    where = chain.where
-    last = chain.wraps[-1] if chain.wraps else None
+    wraps = chain.wraps
 
     def open_terminal(context: Any = _MISSING) -> AsyncIterator[Any]:
         if context is _MISSING:
-            raise _missing_context(last, where)
+            raise _missing_context(wraps[-1] if wraps else None, chain.where)
         return _open_terminal(chain.stage, terminal, context, opened)
 
     next_fn: _Next = open_terminal
-    for handler, caller in reversed(chain.links):
-        next_fn = _layer(handler, next_fn, opened, where, caller)
+    for index in range(len(wraps) - 1, -1, -1):
+        next_fn = _layer(wraps[index], next_fn, opened, chain, index)
     return next_fn
 
 
@@ -191,14 +216,21 @@ def _open_terminal(
 
 
 def _layer(
-    handler: Callable[[Any, Any], Any], inner: _Next, opened: _Opened, where: str, caller: object
+    handler: Callable[[Any, Any], Any],
+    inner: _Next,
+    opened: _Opened,
+    chain: CompiledChain[Any, Any, Any],
+    index: int,
 ) -> _Next:
+    """The ``next_fn`` that calls ``handler``, the ``index``-th Wrap handler of ``chain``."""
+
     def next_fn(context: Any = _MISSING) -> AsyncIterator[Any]:
         if context is _MISSING:
-            raise _missing_context(caller, where)
+            # Whoever called this next_fn: the handler outside this one (none: the driver).
+            raise _missing_context(chain.wraps[index - 1] if index else None, chain.where)
         stream: AsyncIterator[Any] = handler(context, inner)
         if not _is_generator(stream):
-            stream = _adopt(stream, handler, where, opened)
+            stream = _adopt(stream, handler, chain.where, opened)
         opened.append(stream)
         return stream
 
