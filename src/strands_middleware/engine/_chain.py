@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from types import AsyncGeneratorType
@@ -69,18 +68,17 @@ _Next = Callable[[Any], AsyncIterator[Any]]
 class CompiledChain(Generic[TContext, TResult, TEvent]):
     """The handlers of one stage, in the order they run; rebuilt only when one is registered.
 
-    Every agent holds one per stage it has handlers on, so it keeps only what a call reads (and
-    the registrations, in their order): a call derives the rest (which handler calls which
-    ``next_fn``, for an error naming the misuser) only on its error path.
+    Every agent holds one per stage it has handlers on, so it keeps what a call reads and little
+    more: what only an error or a registration needs (which handler calls which ``next_fn``,
+    the registrations themselves) is derived when asked for.
 
     Attributes:
         inputs: Input handlers, outermost (first registered) first.
         wraps: Wrap handlers, outermost (first registered) first.
         outputs: Output handlers in application order: innermost (last registered) first.
-        entries: Every registration on the stage, in registration order.
     """
 
-    __slots__ = ("entries", "inputs", "outputs", "stage", "where", "wrapper", "wraps")
+    __slots__ = ("_mixed", "inputs", "outputs", "stage", "wrapper", "wraps")
 
     def __init__(
         self,
@@ -94,10 +92,28 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         self.inputs = tuple(inputs)
         self.wraps = tuple(wraps)
         self.outputs = tuple(reversed(outputs))
-        self.entries = tuple(entries)
-        # Interned: every chain of the stage (one per agent) shares the one string.
-        self.where = sys.intern(f"{stage.name}.Wrap")
         self.wrapper = result_wrapper(stage)
+        # The registrations are kept only when they span phases: their order across phases is
+        # then not in the three tuples (see `registrations`).
+        spanned = sum(1 for handlers in (self.inputs, self.wraps, self.outputs) if handlers)
+        self._mixed = tuple(entries) if spanned > 1 else None
+
+    @property
+    def where(self) -> str:
+        """``"<stage name>.Wrap"``, as error messages name the Wrap handlers' place."""
+        return self.stage.Wrap.where
+
+    def registrations(self) -> tuple[Middleware[Any, Any, Any], ...]:
+        """Every registration on the stage, in registration order."""
+        if self._mixed is not None:
+            return self._mixed
+        stage = self.stage
+        # One phase only: its tuple is in registration order (the Output one reversed).
+        return (
+            *(Middleware(stage.Input, handler) for handler in self.inputs),
+            *(Middleware(stage.Wrap, handler) for handler in self.wraps),
+            *(Middleware(stage.Output, handler) for handler in reversed(self.outputs)),
+        )
 
     def run(
         self,

@@ -174,10 +174,8 @@ class MiddlewareRegistry:
             added.setdefault(item.stage, []).append(item)
         chains = self._chains
         for stage, more in added.items():
-            # The registered Middleware objects themselves are kept: one built once and
-            # registered on many agents (a module-level decorated handler) costs none of them.
             had = chains.get(stage)
-            chains[stage] = compile_chain(stage, (*had.entries, *more) if had else more)
+            chains[stage] = compile_chain(stage, (*had.registrations(), *more) if had else more)
 
     def has_handlers(self, stage: MiddlewareStage[Any, Any, Any]) -> bool:
         """Whether any handler is registered on ``stage``, in any phase."""
@@ -188,7 +186,7 @@ class MiddlewareRegistry:
     ) -> tuple[tuple[MiddlewarePhase[Any, Any, Any], Any], ...]:
         """The ``(phase, handler)`` pairs registered on ``stage``, in registration order."""
         chain = self._chains.get(stage)
-        return tuple((m.phase, m.handler) for m in chain.entries) if chain else ()
+        return tuple((m.phase, m.handler) for m in chain.registrations()) if chain else ()
 
     def failing_handler(
         self, stage: MiddlewareStage[Any, Any, Any], error: BaseException
@@ -204,7 +202,7 @@ class MiddlewareRegistry:
         """
         codes: dict[Any, Middleware[Any, Any, Any]] = {}
         chain = self._chains.get(stage)
-        for item in chain.entries if chain else ():
+        for item in chain.registrations() if chain else ():
             code = code_of(item.handler)
             if code is not None:
                 codes.setdefault(code, item)
