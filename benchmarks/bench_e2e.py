@@ -538,14 +538,15 @@ class BridgedHost:
     host's own pass-through wrappers on the chosen stages. ``floor(turns, handlers, model=,
     tools=, streamed=)``: with the cheapest adapter the host's public API allows, running
     ``handlers`` (this library's Wrap handler functions) on the host's own objects and events,
-    nothing translated; None where there is none.
+    nothing translated (it returns None for a mode it has no floor for); None where the host
+    has none.
     """
 
     label: str
     modes: Sequence[tuple[str, bool, Sequence[tuple[str, str, int, str]]]]
     bridged: Callable[..., Callable[[], Any]]
     native: Callable[..., Callable[[], Any]]
-    floor: Callable[..., Callable[[], Any]] | None = None
+    floor: Callable[..., Callable[[], Any] | None] | None = None
 
 
 def _bridged_host(name: str) -> BridgedHost | None:
@@ -564,10 +565,10 @@ def _bridged_host(name: str) -> BridgedHost | None:
             "pydantic-ai", modes, bridged_pydantic_ai, native_pydantic_ai, floor_pydantic_ai
         )
     if name == "langchain":
-        from langchain_contestants import bridged_langchain, native_langchain
+        from langchain_contestants import bridged_langchain, floor_langchain, native_langchain
 
         modes = (("ainvoke", False, _SHAPES), ("astream", True, _SHAPES[:3]))
-        return BridgedHost("LangChain", modes, bridged_langchain, native_langchain)
+        return BridgedHost("LangChain", modes, bridged_langchain, native_langchain, floor_langchain)
     return None
 
 
@@ -595,10 +596,8 @@ def _bridge_rows(deltas: int, hosts: Sequence[str]) -> list[Row]:
                 floor = None
                 if host.floor is not None:
                     handlers = [passthrough] * count
-                    floor = Contestant(
-                        f"{tag}+floor",
-                        host.floor(turns, handlers, model=model, tools=tools, streamed=streamed),
-                    )
+                    built = host.floor(turns, handlers, model=model, tools=tools, streamed=streamed)
+                    floor = None if built is None else Contestant(f"{tag}+floor", built)
                 rows.append(
                     Row(
                         f"{host.label}{mode and ', ' + mode}: {label}",
