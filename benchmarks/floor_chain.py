@@ -8,10 +8,10 @@ generator hop and nothing else: no context object, no translation, no driver, no
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
-__all__ = ["Handler", "around", "last"]
+__all__ = ["Handler", "around", "around_call", "last"]
 
 Handler = Callable[[Any, Callable[[Any], AsyncIterator[Any]]], AsyncIterator[Any]]
 
@@ -38,3 +38,19 @@ async def last(stream: AsyncIterator[Any]) -> Any:
     async for event in stream:  # noqa: B007 - the last one is the answer
         pass
     return event
+
+
+async def around_call(
+    handlers: Sequence[Handler], request: Any, call: Callable[[Any], Awaitable[Any]]
+) -> Any:
+    """What ``call(request)`` returns with ``handlers`` around it, its result one event.
+
+    How a host hook that hands over a whole call (no stream) runs the handlers.
+    """
+    if not handlers:
+        return await call(request)
+
+    async def terminal(given: Any) -> AsyncIterator[Any]:
+        yield await call(given)
+
+    return await last(around(handlers, request, terminal))

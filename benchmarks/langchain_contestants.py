@@ -31,7 +31,7 @@ from langchain_core.tools import tool as langchain_tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
-from floor_chain import Handler, around, last
+from floor_chain import Handler, around_call
 from strands_middleware.bridges.langchain import LangChainBridge
 from strands_middleware.bridges.langchain._converse import converse_messages
 from strands_middleware.content import Messages, StreamEvent
@@ -189,20 +189,10 @@ class _Floor(AgentMiddleware[Any, Any, Any]):
         return "floor"
 
     async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-        return await _around_call(self._model, request, handler)
+        return await around_call(self._model, request, handler)
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
-        return await _around_call(self._tools, request, handler)
-
-
-async def _around_call(handlers: Sequence[Handler], request: Any, handler: Any) -> Any:
-    if not handlers:
-        return await handler(request)
-
-    async def terminal(given: Any) -> AsyncIterator[Any]:
-        yield await handler(given)
-
-    return await last(around(handlers, request, terminal))
+        return await around_call(self._tools, request, handler)
 
 
 class _Run:

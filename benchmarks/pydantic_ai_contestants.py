@@ -44,7 +44,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.tools import ToolDefinition
 
-from floor_chain import Handler, around, last
+from floor_chain import Handler, around, around_call
 from strands_middleware.bridges.pydantic_ai import PydanticAIMiddleware
 from strands_middleware.bridges.pydantic_ai._messages import converse_messages
 from strands_middleware.content import Messages, StreamEvent
@@ -269,10 +269,9 @@ class _FloorModel(WrapperModel):
         self._handlers = handlers
 
     async def request(self, messages: list[ModelMessage], *args: Any) -> ModelResponse:
-        async def terminal(_context: Any) -> AsyncGenerator[Any, None]:
-            yield await self.wrapped.request(messages, *args)
-
-        response: ModelResponse = await last(around(self._handlers, messages, terminal))
+        response: ModelResponse = await around_call(
+            self._handlers, messages, lambda given: self.wrapped.request(given, *args)
+        )
         return response
 
     @asynccontextmanager
@@ -303,13 +302,7 @@ class _Floor(AbstractCapability[Any]):
         args: dict[str, Any],
         handler: Any,
     ) -> Any:
-        if not self._tools:
-            return await handler(args)
-
-        async def terminal(given: dict[str, Any]) -> AsyncGenerator[Any, None]:
-            yield await handler(given)
-
-        return await last(around(self._tools, args, terminal))
+        return await around_call(self._tools, args, handler)
 
 
 def floor_pydantic_ai(
