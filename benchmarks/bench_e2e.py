@@ -12,10 +12,23 @@ built before the clock starts; a row times invocations only, in CPU time of the 
 
 Run: ``make bench`` (or ``python benchmarks/bench_e2e.py --rounds 30``).
 
-``--bridges`` measures only the bridged hosts (strands, pydantic-ai, LangChain; ``--hosts`` picks
-among them, ``--rows`` picks rows by their text) against each host's own native wrappers: one
-against one, four against four, each stage alone, streamed and not, and memory per agent. The
-LangChain model is a plain ``BaseChatModel`` subclass (``langchain_contestants.py``).
+``--bridges`` measures only the bridged hosts (strands, pydantic-ai, LangChain, the OpenAI Agents
+SDK; ``--hosts`` picks among them, ``--rows`` picks rows by their text) against each host's own
+native wrappers: one against one, four against four, each stage alone, streamed and not, and
+memory per agent. The LangChain model is a plain ``BaseChatModel`` subclass
+(``langchain_contestants.py``). Each bridged row also measures its floor where the host has one
+(the ``floor`` column, a ratio to the same baseline): the cheapest adapter the host's public API
+allows that runs the same handler functions on the host's own objects and events, nothing
+translated (see `BridgedHost` and each ``*_contestants.py``), so a reader sees how far the bridge
+is from what the host allows.
+
+Memory per agent (`_memory`) is what ``tracemalloc`` sees an agent hold: after one agent of the
+kind is built and run (what a process builds once is not counted), 100 agents are built and the
+memory still allocated after a garbage collection is divided among them: the host's agent and
+all the bridge, the native wrappers or the floor add to it. Each side registers the same
+handler objects on every agent (the bridged agents the same `Middleware` objects, as a module
+that decorates its handlers builds them once; the native ones the same function), and the same
+model and tool.
 
 ``--instructions`` counts instead of timing: each contestant runs in a process of its own under
 valgrind's callgrind (as many at once as the machine has cores), and a row is the ratio of the
