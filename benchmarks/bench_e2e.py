@@ -12,10 +12,23 @@ built before the clock starts; a row times invocations only, in CPU time of the 
 
 Run: ``make bench`` (or ``python benchmarks/bench_e2e.py --rounds 30``).
 
-``--bridges`` measures only the bridged hosts (strands, pydantic-ai, LangChain; ``--hosts`` picks
-among them, ``--rows`` picks rows by their text) against each host's own native wrappers: one
-against one, four against four, each stage alone, streamed and not, and memory per agent. The
-LangChain model is a plain ``BaseChatModel`` subclass (``langchain_contestants.py``).
+``--bridges`` measures only the bridged hosts (strands, pydantic-ai, LangChain, the OpenAI Agents
+SDK; ``--hosts`` picks among them, ``--rows`` picks rows by their text) against each host's own
+native wrappers: one against one, four against four, each stage alone, streamed and not, and
+memory per agent. The LangChain model is a plain ``BaseChatModel`` subclass
+(``langchain_contestants.py``). Each bridged row also measures its floor where the host has one
+(the ``floor`` column, a ratio to the same baseline): the cheapest adapter the host's public API
+allows that runs the same handler functions on the host's own objects and events, nothing
+translated (see `BridgedHost` and each ``*_contestants.py``), so a reader sees how far the bridge
+is from what the host allows.
+
+Memory per agent (`_memory`) is what ``tracemalloc`` sees an agent hold: after one agent of the
+kind is built and run (what a process builds once is not counted), 100 agents are built and the
+memory still allocated after a garbage collection is divided among them: the host's agent and
+all the bridge, the native wrappers or the floor add to it. Each side registers the same
+handler objects on every agent (the bridged agents the same `Middleware` objects, as a module
+that decorates its handlers builds them once; the native ones the same function), and the same
+model and tool.
 
 ``--instructions`` counts instead of timing: each contestant runs in a process of its own under
 valgrind's callgrind (as many at once as the machine has cores), and a row is the ratio of the
@@ -46,7 +59,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +68,7 @@ from strands.middleware import ExecuteToolStage as NativeExecuteToolStage
 from strands.middleware import InvokeModelStage as NativeInvokeModelStage
 from strands.models import Model as StrandsModel
 
+from floor_chain import Handler, around
 from strands_middleware import ExecuteToolStage, InvokeModelStage, Middleware, TypedEvent
 from strands_middleware.agent import Agent
 from strands_middleware.bridges.strands import StrandsBridge
@@ -245,27 +259,65 @@ def reference(turns: _Turns, middleware: Callable[[], Sequence[Any]] = list) -> 
 
 
 def native(
-    turns: _Turns, wrap_count: int = 0, *, model_stage: bool = True, tool_stage: bool = True
+    turns: _Turns, count: int = 0, *, model: bool = True, tools: bool = True, streamed: bool = False
 ) -> Callable[[], Any]:
-    model = NativeModel(turns)
+    """``strands.Agent`` with ``count`` native pass-through wrappers on the chosen stages.
+
+    strands streams every model call, so ``streamed`` (a keyword every bridged host takes)
+    changes nothing here.
+    """
+    native_model = NativeModel(turns)
 
     def build() -> Any:
-        agent = strands.Agent(model=model, tools=[NATIVE_ADD], callback_handler=None)
-        for _ in range(wrap_count if model_stage else 0):
+        agent = strands.Agent(model=native_model, tools=[NATIVE_ADD], callback_handler=None)
+        for _ in range(count if model else 0):
             agent.add_middleware(NativeInvokeModelStage, native_passthrough)
-        for _ in range(wrap_count if tool_stage else 0):
+        for _ in range(count if tools else 0):
             agent.add_middleware(NativeExecuteToolStage, native_passthrough)
         return agent
 
     return build
 
 
-def bridged(turns: _Turns, middleware: Callable[[], Sequence[Any]]) -> Callable[[], Any]:
-    model = NativeModel(turns)
+def bridged(
+    turns: _Turns, middleware: Callable[[], Sequence[Any]], *, streamed: bool = False
+) -> Callable[[], Any]:
+    """``strands.Agent`` with its `StrandsBridge` holding ``middleware()``."""
+    native_model = NativeModel(turns)
 
     def build() -> Any:
-        agent = strands.Agent(model=model, tools=[NATIVE_ADD], callback_handler=None)
+        agent = strands.Agent(model=native_model, tools=[NATIVE_ADD], callback_handler=None)
         StrandsBridge.of(agent).use(*middleware())
+        return agent
+
+    return build
+
+
+def floor(
+    turns: _Turns,
+    handlers: Sequence[Handler],
+    *,
+    model: bool = True,
+    tools: bool = True,
+    streamed: bool = False,
+) -> Callable[[], Any]:
+    """``strands.Agent`` with the least adapter of ``handlers`` strands' public API allows.
+
+    One strands Wrap handler per chosen stage runs the handler functions around strands'
+    ``next_fn`` on strands' own context and events, and hands strands the outermost one's
+    generator (no hop of its own): what the bridge's layer would cost translating nothing.
+    """
+    native_model = NativeModel(turns)
+
+    def layer(context: Any, next_fn: Any) -> AsyncIterator[Any]:
+        return around(handlers, context, next_fn)
+
+    def build() -> Any:
+        agent = strands.Agent(model=native_model, tools=[NATIVE_ADD], callback_handler=None)
+        if model:
+            agent.add_middleware(NativeInvokeModelStage, layer)
+        if tools:
+            agent.add_middleware(NativeExecuteToolStage, layer)
         return agent
 
     return build
@@ -301,6 +353,14 @@ class Row:
     contestant: Contestant
     baseline: Contestant
     target: str = ""
+    # The cheapest adapter the host's public API allows doing the contestant's work, measured
+    # against the same baseline: how far the contestant is from what the host allows.
+    floor: Contestant | None = None
+
+    def contestants(self) -> list[Contestant]:
+        """Everyone the row measures: the contestant, the baseline and the floor if any."""
+        mine = [self.contestant, self.baseline]
+        return mine if self.floor is None else [*mine, self.floor]
 
 
 async def _time(contestant: Contestant, calls: int) -> float:
@@ -315,34 +375,50 @@ async def _time(contestant: Contestant, calls: int) -> float:
 
 
 async def _check_same_work(row: Row) -> None:
-    first, second = row.contestant.build(), row.baseline.build()
-    await row.contestant.invoke(first)
-    await row.baseline.invoke(second)
-    if _conversation(first) != _conversation(second):
-        raise SystemExit(
-            f"{row.label}: {row.contestant.name} and {row.baseline.name} produced different "
-            f"conversations:\n{_conversation(first)}\n{_conversation(second)}"
-        )
+    baseline = row.baseline.build()
+    await row.baseline.invoke(baseline)
+    for contestant in (c for c in row.contestants() if c is not row.baseline):
+        agent = contestant.build()
+        await contestant.invoke(agent)
+        if _conversation(agent) != _conversation(baseline):
+            raise SystemExit(
+                f"{row.label}: {contestant.name} and {row.baseline.name} produced different "
+                f"conversations:\n{_conversation(agent)}\n{_conversation(baseline)}"
+            )
 
 
-async def _ratio(row: Row, rounds: int, calls: int) -> float:
-    ratios: list[float] = []
+async def _ratios(row: Row, rounds: int, calls: int) -> tuple[float, float | None]:
+    """Median per-round ratios to the baseline: the contestant's, and the floor's (or None)."""
+    everyone = row.contestants()
+    ratios: dict[str, list[float]] = {c.name: [] for c in everyone}
     for index in range(rounds):
-        pair = [row.contestant, row.baseline]
-        if index % 2:
-            pair.reverse()
-        timings = {c.name: await _time(c, calls) for c in pair}
-        ratios.append(timings[row.contestant.name] / timings[row.baseline.name])
-    return statistics.median(ratios)
+        # The order rotates every round, so drift hits every contestant alike.
+        turn = everyone[index % len(everyone) :] + everyone[: index % len(everyone)]
+        timings = {c.name: await _time(c, calls) for c in turn}
+        for contestant in everyone:
+            ratios[contestant.name].append(timings[contestant.name] / timings[row.baseline.name])
+    floor = None if row.floor is None else statistics.median(ratios[row.floor.name])
+    return statistics.median(ratios[row.contestant.name]), floor
+
+
+def _cell(value: float | None, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}x"
 
 
 async def _memory(contestant: Contestant) -> tuple[float, float]:
-    """KiB retained per agent built, and KiB allocated at peak by one invocation."""
-    count = 50
+    """KiB retained per agent built, and KiB allocated at peak by one invocation.
+
+    One agent is built and run first, so what a process builds once (imports, class-level
+    tables) is not counted per agent; then 100 agents are built and what they hold, everything
+    reachable from them that was allocated while building them, is divided among them.
+    """
+    await contestant.invoke(contestant.build())
+    count = 100
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     agents = [contestant.build() for _ in range(count)]
+    gc.collect()
     per_agent = (tracemalloc.get_traced_memory()[0] - before) / count / 1024
     agent = agents[0]
     tracemalloc.reset_peak()
@@ -455,9 +531,9 @@ def _pass_through_rows(turns: _Turns, baseline: Contestant) -> list[Row]:
     ]
 
 
-_HOSTS = ("strands", "pydantic-ai", "langchain")
+_HOSTS = ("strands", "pydantic-ai", "langchain", "openai-agents")
 
-# One bridged Wrap per stage against one native wrapper, per host: (label, stages, count).
+# What each bridged-host row compares: (label, stages, handlers per stage, target).
 _SHAPES = (
     ("1 Wrap per stage / 1 native", "model+tool", 1, "<= 1.10x"),
     ("4 Wrap per stage / 4 native", "model+tool", 4, "<= 1.05x"),
@@ -466,80 +542,100 @@ _SHAPES = (
 )
 
 
-def _shape_rows(
-    host: str,
-    mode: str,
-    shapes: Sequence[tuple[str, str, int, str]],
-    bridged_of: Callable[[Callable[[], Sequence[Any]]], Callable[[], Any]],
-    native_of: Callable[..., Callable[[], Any]],
-) -> list[Row]:
-    rows: list[Row] = []
-    for label, stages, count, target in shapes:
-        model, tools = "model" in stages, "tool" in stages
-        tag = f"{host}{mode and '+' + mode}+{stages}+{count}"
-        rows.append(
-            Row(
-                f"{host}{mode and ', ' + mode}: {label}",
-                Contestant(
-                    f"{tag}+bridge",
-                    bridged_of(lambda c=count, m=model, t=tools: wraps(c, model=m, tools=t)),
-                ),
-                Contestant(f"{tag}+native", native_of(count, model=model, tools=tools)),
-                target,
-            )
+@dataclass
+class BridgedHost:
+    """How one bridged host builds its three kinds of agent, each for a mode (streamed or not).
+
+    ``bridged(turns, middleware, streamed=)``: the host's agents with the bridge holding
+    ``middleware()``. ``native(turns, count, model=, tools=, streamed=)``: with ``count`` of the
+    host's own pass-through wrappers on the chosen stages. ``floor(turns, handlers, model=,
+    tools=, streamed=)``: with the cheapest adapter the host's public API allows, running
+    ``handlers`` (this library's Wrap handler functions) on the host's own objects and events,
+    nothing translated (it returns None for a mode it has no floor for); None where the host
+    has none.
+    """
+
+    label: str
+    modes: Sequence[tuple[str, bool, Sequence[tuple[str, str, int, str]]]]
+    bridged: Callable[..., Callable[[], Any]]
+    native: Callable[..., Callable[[], Any]]
+    floor: Callable[..., Callable[[], Any] | None] | None = None
+
+
+def _bridged_host(name: str) -> BridgedHost | None:
+    """The builders of host ``name``, or None where its framework is not installed."""
+    if name == "strands":
+        return BridgedHost("strands", (("", False, _SHAPES),), bridged, native, floor)
+    if name == "pydantic-ai" and importlib.util.find_spec("pydantic_ai") is not None:
+        from pydantic_ai_contestants import (
+            bridged_pydantic_ai,
+            floor_pydantic_ai,
+            native_pydantic_ai,
         )
-    return rows
+
+        modes = (("streamed", True, _SHAPES), ("unstreamed", False, _SHAPES[:3]))
+        return BridgedHost(
+            "pydantic-ai", modes, bridged_pydantic_ai, native_pydantic_ai, floor_pydantic_ai
+        )
+    if name == "langchain":
+        from langchain_contestants import bridged_langchain, floor_langchain, native_langchain
+
+        modes = (("ainvoke", False, _SHAPES), ("astream", True, _SHAPES[:3]))
+        return BridgedHost("LangChain", modes, bridged_langchain, native_langchain, floor_langchain)
+    return None
 
 
 def _bridge_rows(deltas: int, hosts: Sequence[str]) -> list[Row]:
-    """Every bridged host against its own native wrappers (pydantic-ai needs Python 3.11)."""
+    """Every bridged host against its own native wrappers, with its floor where it has one.
+
+    The bridged agents register the same `Middleware` objects (built once per row, as a module
+    that decorates its handlers builds them once), and the native agents the same function: a
+    row compares what each host holds and runs per agent, not the handlers' own objects.
+    """
     turns = _Turns(deltas)
     rows: list[Row] = []
-    if "strands" in hosts:
-        rows += _shape_rows(
-            "strands",
-            "",
-            _SHAPES,
-            lambda chosen: bridged(turns, chosen),
-            lambda count, model, tools: native(turns, count, model_stage=model, tool_stage=tools),
-        )
-    if "pydantic-ai" in hosts and importlib.util.find_spec("pydantic_ai") is not None:
-        from pydantic_ai_contestants import bridged_pydantic_ai, native_pydantic_ai
-
-        for mode, streamed, shapes in (
-            ("streamed", True, _SHAPES),
-            ("unstreamed", False, _SHAPES[:3]),
-        ):
-            rows += _shape_rows(
-                "pydantic-ai",
-                mode,
-                shapes,
-                lambda chosen, s=streamed: bridged_pydantic_ai(turns, chosen, streamed=s),
-                lambda count, s=streamed, **stages: native_pydantic_ai(
-                    turns, count, streamed=s, **stages
-                ),
-            )
-    if "langchain" in hosts:
-        from langchain_contestants import bridged_langchain, native_langchain
-
-        for mode, streamed, shapes in (
-            ("ainvoke", False, _SHAPES),
-            ("astream", True, _SHAPES[:3]),
-        ):
-            rows += _shape_rows(
-                "LangChain",
-                mode,
-                shapes,
-                lambda chosen, s=streamed: bridged_langchain(turns, chosen, streamed=s),
-                lambda count, s=streamed, **stages: native_langchain(
-                    turns, count, streamed=s, **stages
-                ),
-            )
+    for name in hosts:
+        if name == "openai-agents":
+            rows += _openai_agents_rows(deltas)
+            continue
+        host = _bridged_host(name)
+        if host is None:
+            continue
+        for mode, streamed, shapes in host.modes:
+            for label, stages, count, target in shapes:
+                model, tools = "model" in stages, "tool" in stages
+                tag = f"{name}{mode and '+' + mode}+{stages}+{count}"
+                chosen = wraps(count, model=model, tools=tools)
+                floor = None
+                if host.floor is not None:
+                    handlers = [passthrough] * count
+                    built = host.floor(turns, handlers, model=model, tools=tools, streamed=streamed)
+                    floor = None if built is None else Contestant(f"{tag}+floor", built)
+                rows.append(
+                    Row(
+                        f"{host.label}{mode and ', ' + mode}: {label}",
+                        Contestant(
+                            f"{tag}+bridge",
+                            host.bridged(turns, lambda c=chosen: c, streamed=streamed),
+                        ),
+                        Contestant(
+                            f"{tag}+native",
+                            host.native(turns, count, model=model, tools=tools, streamed=streamed),
+                        ),
+                        target,
+                        floor,
+                    )
+                )
     return rows
 
 
 def _openai_agents_rows(deltas: int) -> list[Row]:
-    """The OpenAI Agents SDK bridge's row, where the SDK is installed."""
+    """The OpenAI Agents SDK bridge's rows, where the SDK is installed.
+
+    The SDK has no middleware, so the baseline is four no-op run hooks, and the floor is the
+    same four wraps of every model and tool call written by hand in the SDK's own types, no
+    translation: what wrapping costs on the SDK itself.
+    """
     if importlib.util.find_spec("agents") is None:
         return []
     from openai_agents_contestants import (
@@ -549,37 +645,28 @@ def _openai_agents_rows(deltas: int) -> list[Row]:
     )
 
     turns = _Turns(deltas)
-    rows: list[Row] = []
-    for how, suffix, streamed in (
-        ("Runner.run", "", False),
-        (f"Runner.run_streamed ({deltas} deltas cross)", "+streamed", True),
-    ):
-        hooks = Contestant(
-            f"openai-agents+native+4{suffix}", native_openai_agents(turns, 4, streamed=streamed)
-        )
-        bridge = Contestant(
-            f"openai-agents+bridge+4{suffix}",
-            bridged_openai_agents(turns, lambda: wraps(4), streamed=streamed),
-        )
-        # The floor: the same four wraps of every model and tool call written by hand in the
-        # SDK's own types, no translation: what wrapping costs on the SDK itself.
-        floor = Contestant(
-            f"openai-agents+wrapped+4{suffix}", wrapped_openai_agents(turns, 4, streamed=streamed)
-        )
-        rows += [
-            Row(
-                f"OpenAI Agents SDK + bridge, 4 pass-through Wrap / 4 no-op native RunHooks, {how}",
-                bridge,
-                hooks,
-                "<= 1.10x",
+    return [
+        Row(
+            f"OpenAI Agents SDK + bridge, 4 pass-through Wrap / 4 no-op native RunHooks, {how}",
+            Contestant(
+                f"openai-agents+bridge+4{suffix}",
+                bridged_openai_agents(turns, lambda: wraps(4), streamed=streamed),
             ),
-            Row(
-                f"floor: 4 hand-written pass-through Model and tool wrappers / 4 RunHooks, {how}",
-                floor,
-                hooks,
+            Contestant(
+                f"openai-agents+native+4{suffix}",
+                native_openai_agents(turns, 4, streamed=streamed),
             ),
-        ]
-    return rows
+            "<= 1.10x",
+            Contestant(
+                f"openai-agents+wrapped+4{suffix}",
+                wrapped_openai_agents(turns, 4, streamed=streamed),
+            ),
+        )
+        for how, suffix, streamed in (
+            ("Runner.run", "", False),
+            (f"Runner.run_streamed ({deltas} deltas cross)", "+streamed", True),
+        )
+    ]
 
 
 def _scaling_rows(deltas: int) -> list[Row]:
@@ -671,7 +758,7 @@ async def _instruction_ratios(
     rows: list[Row], argv: list[str], calls: int, script: str = __file__
 ) -> None:
     """Count every contestant of ``rows`` (``script`` runs one, see `_count`); print the table."""
-    names = {c.name for row in rows for c in (row.contestant, row.baseline)}
+    names = {c.name for row in rows for c in row.contestants()}
     slots = asyncio.Semaphore(os.cpu_count() or 1)
     with tempfile.TemporaryDirectory() as directory:
 
@@ -681,14 +768,23 @@ async def _instruction_ratios(
 
         counts = dict(await asyncio.gather(*(counted(name) for name in sorted(names))))
     print(f"machine instructions per invocation, {calls} invocations counted per contestant")
+    _print_counts(rows, counts, calls, lambda count: f"{count / calls / 1e6:.2f} M")
+
+
+def _print_counts(
+    rows: list[Row], counts: dict[str, int], calls: int, shown: Callable[[int], str]
+) -> None:
+    """The table of counted rows: each contestant's count per invocation, and the ratios."""
     print()
-    print("| figure | contestant | baseline | ratio | target |")
-    print("| --- | ---: | ---: | --- | --- |")
+    print("| figure | contestant | baseline | ratio | floor | target |")
+    print("| --- | ---: | ---: | --- | --- | --- |")
     for row in rows:
         mine, theirs = counts[row.contestant.name], counts[row.baseline.name]
+        floor = None if row.floor is None else counts[row.floor.name] / theirs
         print(
-            f"| {row.label} | {mine / calls / 1e6:.2f} M | {theirs / calls / 1e6:.2f} M "
-            f"| {mine / theirs:.3f}x | {row.target} |"
+            f"| {row.label} | {shown(mine)} | {shown(theirs)} | {mine / theirs:.3f}x "
+            f"| {_cell(floor, 3)} | {row.target} |",
+            flush=True,
         )
 
 
@@ -722,21 +818,13 @@ async def _bytecode_ratios(rows: list[Row], calls: int) -> None:
         return executed
 
     counts: dict[str, int] = {}
-    print(f"Python bytecodes per invocation, {calls} invocations counted per contestant")
-    print()
-    print("| figure | contestant | baseline | ratio | target |")
-    print("| --- | ---: | ---: | --- | --- |")
     for row in rows:
-        for contestant in (row.contestant, row.baseline):
+        for contestant in row.contestants():
             if contestant.name not in counts:
                 # A task of its own, so that its frames are opened after the tracer is set.
                 counts[contestant.name] = await asyncio.create_task(counted(contestant))
-        mine, theirs = counts[row.contestant.name], counts[row.baseline.name]
-        print(
-            f"| {row.label} | {mine // calls} | {theirs // calls} | {mine / theirs:.3f}x "
-            f"| {row.target} |",
-            flush=True,
-        )
+    print(f"Python bytecodes per invocation, {calls} invocations counted per contestant")
+    _print_counts(rows, counts, calls, lambda count: str(count // calls))
 
 
 def parser(description: str, calls: int) -> argparse.ArgumentParser:
@@ -789,12 +877,10 @@ async def main(argv: list[str]) -> None:
 
     rows = [] if args.bridges else _rows(args.deltas)
     rows += _bridge_rows(args.deltas, hosts)
-    if not args.bridges:
-        rows += _openai_agents_rows(args.deltas)
     if args.scaling:
         rows += _scaling_rows(args.deltas)
     if args.counted_worker is not None:
-        by_name = {c.name: c for row in rows for c in (row.baseline, row.contestant)}
+        by_name = {c.name: c for row in rows for c in row.contestants()}
         await _counted_worker(by_name[args.counted_worker], args.calls)
         return
     if args.rows:
@@ -822,11 +908,11 @@ async def main(argv: list[str]) -> None:
         "medians of per-round ratios"
     )
     print()
-    print("| figure | ratio | target |")
-    print("| --- | --- | --- |")
+    print("| figure | ratio | floor | target |")
+    print("| --- | --- | --- | --- |")
     for row in rows:
-        ratio = await _ratio(row, args.rounds, args.calls)
-        print(f"| {row.label} | {ratio:.2f}x | {row.target} |", flush=True)
+        ratio, floor = await _ratios(row, args.rounds, args.calls)
+        print(f"| {row.label} | {ratio:.2f}x | {_cell(floor)} | {row.target} |", flush=True)
 
     await _bridge_memory(args.deltas, hosts)
     if args.bridges:
@@ -846,18 +932,21 @@ async def main(argv: list[str]) -> None:
 
 
 async def _bridge_memory(deltas: int, hosts: Sequence[str]) -> None:
-    """Memory per agent of each host's 1/1 row: one bridged Wrap per stage against one native."""
+    """Memory per agent of each host's 1/1 row: one bridged Wrap per stage against one native
+    (and the floor's, where the host has one), as `_memory` counts it."""
     print()
-    print("| host: 1 Wrap per stage / 1 native | KiB per agent | native | ratio | target |")
-    print("| --- | ---: | ---: | --- | --- |")
+    print("| host: 1 Wrap per stage / 1 native | KiB per agent | native | ratio | floor | target |")
+    print("| --- | ---: | ---: | --- | --- | --- |")
     for row in _bridge_rows(deltas, hosts):
         if "1 Wrap per stage" not in row.label:
             continue
         mine, _ = await _memory(row.contestant)
         theirs, _ = await _memory(row.baseline)
+        floor = None if row.floor is None else (await _memory(row.floor))[0] / theirs
         print(
             f"| {row.label.split(':')[0]} | {mine:.1f} | {theirs:.1f} | {mine / theirs:.3f}x "
-            "| <= 1.10x |"
+            f"| {_cell(floor, 3)} | <= 1.10x |",
+            flush=True,
         )
 
 

@@ -7,6 +7,13 @@ usage. A run ``ainvoke``s the agent (LangChain calls ``_agenerate``) or, streame
 it with ``stream_mode="messages"`` (LangChain calls ``_astream`` and every delta reaches the
 caller). The native contestants are what a LangChain user writes by hand: ``AgentMiddleware``
 whose ``awrap_model_call`` and/or ``awrap_tool_call`` hand the call on unchanged.
+
+The floor contestant runs this library's Wrap handler functions themselves in one
+``AgentMiddleware``, on LangChain's own request and response, nothing translated: around each
+``awrap_model_call`` and ``awrap_tool_call`` handler call, the reply one event. It is a floor
+for ``ainvoke`` runs, where LangChain asks the model for its reply whole; a streamed run's
+handlers would see every delta, which these hooks never show (the bridge gives LangChain a relay
+model for that), so ``astream`` rows have none.
 """
 
 from __future__ import annotations
@@ -24,11 +31,12 @@ from langchain_core.tools import tool as langchain_tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
+from floor_chain import Handler, around_call
 from strands_middleware.bridges.langchain import LangChainBridge
 from strands_middleware.bridges.langchain._converse import converse_messages
 from strands_middleware.content import Messages, StreamEvent
 
-__all__ = ["PlainChatModel", "bridged_langchain", "native_langchain"]
+__all__ = ["PlainChatModel", "bridged_langchain", "floor_langchain", "native_langchain"]
 
 create_agent: Any = langchain_agents.create_agent
 
@@ -168,6 +176,25 @@ class _ToolOnly(AgentMiddleware[Any, Any, Any]):
         return await handler(request)
 
 
+class _Floor(AgentMiddleware[Any, Any, Any]):
+    """One LangChain middleware running this library's handler functions on LangChain's objects."""
+
+    def __init__(self, model: Sequence[Handler], tools: Sequence[Handler]) -> None:
+        super().__init__()
+        self._model = model
+        self._tools = tools
+
+    @property
+    def name(self) -> str:
+        return "floor"
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return await around_call(self._model, request, handler)
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        return await around_call(self._tools, request, handler)
+
+
 class _Run:
     """A LangChain agent behind the benchmark's interface: ``invoke_async`` and ``messages``."""
 
@@ -219,3 +246,18 @@ def bridged_langchain(
 ) -> Callable[[], Any]:
     """Agents with one `LangChainBridge` holding ``middleware()``."""
     return _agent(turns, lambda: [LangChainBridge(*middleware())], streamed)
+
+
+def floor_langchain(
+    turns: Any,
+    handlers: Sequence[Handler],
+    *,
+    model: bool = True,
+    tools: bool = True,
+    streamed: bool = False,
+) -> Callable[[], Any] | None:
+    """Agents with one `_Floor` running ``handlers`` on the chosen stages; None when streamed."""
+    if streamed:
+        return None
+    model_handlers, tool_handlers = handlers if model else (), handlers if tools else ()
+    return _agent(turns, lambda: [_Floor(model_handlers, tool_handlers)], streamed)

@@ -7,7 +7,7 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from strands_middleware import MiddlewareRegistry, MiddlewareResult, MiddlewareStage
-from strands_middleware.engine._chain import output_applies_when
+from strands_middleware.engine._phases import output_applies_when
 from strands_middleware.events import TypedEvent
 
 from .conftest import STAGE, Done, Event, collect, terminal

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
-from ..engine._chain import output_applies_when
 from ..engine._handlers import MiddlewareNext
+from ..engine._phases import output_applies_when
 from ..engine._result import MiddlewareResult
 from ..engine._stage import Middleware
 from ..events import ModelStopReason, ToolResultEvent, TypedEvent

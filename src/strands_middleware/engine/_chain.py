@@ -7,8 +7,8 @@ Cost model. Every streamed event crosses every layer, so the layout is chosen pe
 * Input handlers run once, before the first Wrap handler is called, and add no hop;
 * all Output handlers share the one driver generator that also does the cleanup, so they add no
   hop either: the driver holds the result event and applies them innermost first; a call for
-  which every Output handler is known to change nothing (`output_applies_when`) runs without
-  that driver, as if there were none;
+  which every Output handler is known to change nothing (`output_applies_when` in `._phases`)
+  runs without that driver, as if there were none;
 * `MiddlewareRegistry.invoke` runs a stage with no handlers as its bare terminal;
 * a bridge's `Outbound` translation runs in the driver's own loop, so it adds no hop either
   (except with Output handlers, whose driver it follows in a generator of its own);
@@ -35,19 +35,25 @@ after every generator has been closed.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from types import AsyncGeneratorType
 from typing import Any, Generic, TypeVar, cast
 
-from ..exceptions import InterruptException
+from ._phases import apply_inputs, apply_outputs, output_conditions, outputs_apply
 from ._registration import describe
-from ._result import NEVER_HALTING, MiddlewareResult, halts_stage
-from ._stage import MiddlewareStage, result_wrapper
+from ._result import NEVER_HALTING, halts_stage
+from ._stage import (
+    Middleware,
+    MiddlewareInputPhase,
+    MiddlewareOutputPhase,
+    MiddlewareStage,
+    MiddlewareWrapPhase,
+    result_wrapper,
+)
 
-__all__ = ["CompiledChain", "OpenedChain", "Outbound"]
+__all__ = ["CompiledChain", "OpenedChain", "Outbound", "compile_chain"]
 
 _logger = logging.getLogger("strands_middleware")
 
@@ -63,6 +69,10 @@ _Next = Callable[[Any], AsyncIterator[Any]]
 class CompiledChain(Generic[TContext, TResult, TEvent]):
     """The handlers of one stage, in the order they run; rebuilt only when one is registered.
 
+    Every agent holds one per stage it has handlers on, so it keeps what a call reads and little
+    more: what only an error or a registration needs (which handler calls which ``next_fn``,
+    the registrations themselves) is derived when asked for.
+
     Attributes:
         inputs: Input handlers, outermost (first registered) first.
         wraps: Wrap handlers, outermost (first registered) first.
@@ -70,13 +80,12 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
     """
 
     __slots__ = (
+        "_mixed",
         "inputs",
-        "links",
         "output_conditions",
         "outputs",
         "passing",
         "stage",
-        "where",
         "wrapper",
         "wraps",
     )
@@ -87,24 +96,40 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         inputs: Sequence[Callable[[Any], Any]],
         wraps: Sequence[Callable[[Any, Any], Any]],
         outputs: Sequence[Callable[[Any], Any]],
+        entries: Sequence[Middleware[Any, Any, Any]] = (),
     ) -> None:
         self.stage = stage
         self.inputs = tuple(inputs)
         self.wraps = tuple(wraps)
         self.outputs = tuple(reversed(outputs))
-        self.where = f"{stage.name}.Wrap"
         self.wrapper = result_wrapper(stage)
-        # Each Wrap handler paired with the one that calls its next_fn (None for the outermost,
-        # which the driver calls), so a misused next_fn can name the handler that misused it.
-        self.links = tuple(zip(self.wraps, (None, *self.wraps), strict=False))
+        # The registrations are kept only when they span phases: their order across phases is
+        # then not in the three tuples (see `registrations`).
+        spanned = sum(1 for handlers in (self.inputs, self.wraps, self.outputs) if handlers)
+        self._mixed = tuple(entries) if spanned > 1 else None
+
         # The event classes the Output handlers' driver lets straight through, learnt as it
         # meets them (see `_passes`), shared by every chain with the same result class.
         self.passing = _PASSING.setdefault(stage.result_event, set())
         # When every Output handler says for which calls it can change anything, those tests;
         # None when one of them may change any call.
-        conditions = [getattr(handler, _APPLIES, None) for handler in self.outputs]
-        self.output_conditions: tuple[Callable[[Any], bool], ...] | None = (
-            tuple(c for c in conditions if c is not None) if None not in conditions else None
+        self.output_conditions = output_conditions(self.outputs)
+
+    @property
+    def where(self) -> str:
+        """``"<stage name>.Wrap"``, as error messages name the Wrap handlers' place."""
+        return self.stage.Wrap.where
+
+    def registrations(self) -> tuple[Middleware[Any, Any, Any], ...]:
+        """Every registration on the stage, in registration order."""
+        if self._mixed is not None:
+            return self._mixed
+        stage = self.stage
+        # One phase only: its tuple is in registration order (the Output one reversed).
+        return (
+            *(Middleware(stage.Input, handler) for handler in self.inputs),
+            *(Middleware(stage.Wrap, handler) for handler in self.wraps),
+            *(Middleware(stage.Output, handler) for handler in reversed(self.outputs)),
         )
 
     def run(
@@ -124,38 +149,21 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         return _drive(self, context, terminal, outbound)
 
 
-_APPLIES = "_strands_middleware_output_applies"
-"""The attribute `output_applies_when` sets on an Output handler."""
-
 _PASSING: dict[type, set[type]] = {}
 """Per result class, the event classes a driver passes at once (see `_passes`)."""
 
-_OutputHandler = TypeVar("_OutputHandler", bound=Callable[..., Any])
 
-
-def output_applies_when(handler: _OutputHandler, applies: Callable[[Any], bool]) -> _OutputHandler:
-    """Mark the Output handler ``handler`` as changing nothing in a call whose context (as the
-    Wrap handlers get it, after the Input handlers) makes ``applies`` false; returns it.
-
-    When every Output handler of a chain is so marked and none applies to a call, the call runs
-    without the driver that holds its result back for them: one generator hop fewer on every
-    streamed event. ``applies`` must only answer false where the handler would return the
-    result as it is: it is an optimisation, never a change of what the call produces.
-    """
-    setattr(handler, _APPLIES, applies)
-    return handler
-
-
-def _outputs_apply(chain: CompiledChain[Any, Any, Any], context: Any) -> bool:
-    """Whether any Output handler of ``chain`` (which has some) may change the result of the
-    call ``context``."""
-    conditions = chain.output_conditions
-    if conditions is None:
-        return True
-    for applies in conditions:  # noqa: SIM110 (a loop: run on every call, no generator)
-        if applies(context):
-            return True
-    return False
+def compile_chain(
+    stage: MiddlewareStage[Any, Any, Any], entries: Sequence[Middleware[Any, Any, Any]]
+) -> CompiledChain[Any, Any, Any]:
+    """The chain of ``entries``, the registrations on ``stage``, oldest first."""
+    return CompiledChain(
+        stage,
+        inputs=[m.handler for m in entries if isinstance(m.phase, MiddlewareInputPhase)],
+        wraps=[m.handler for m in entries if isinstance(m.phase, MiddlewareWrapPhase)],
+        outputs=[m.handler for m in entries if isinstance(m.phase, MiddlewareOutputPhase)],
+        entries=entries,
+    )
 
 
 def translated_stream(
@@ -217,17 +225,16 @@ def _link(
     opened: _Opened,
 ) -> _Next:
     """Build the ``next_fn`` of every layer for one invocation, recording what each opens."""
-    where = chain.where
-    last = chain.wraps[-1] if chain.wraps else None
+    wraps = chain.wraps
 
     def open_terminal(context: Any = _MISSING) -> AsyncIterator[Any]:
         if context is _MISSING:
-            raise _missing_context(last, where)
+            raise _missing_context(wraps[-1] if wraps else None, chain.where)
         return _open_terminal(chain.stage, terminal, context, opened)
 
     next_fn: _Next = open_terminal
-    for handler, caller in reversed(chain.links):
-        next_fn = _layer(handler, next_fn, opened, where, caller)
+    for index in range(len(wraps) - 1, -1, -1):
+        next_fn = _layer(wraps[index], next_fn, opened, chain, index)
     return next_fn
 
 
@@ -246,14 +253,21 @@ def _open_terminal(
 
 
 def _layer(
-    handler: Callable[[Any, Any], Any], inner: _Next, opened: _Opened, where: str, caller: object
+    handler: Callable[[Any, Any], Any],
+    inner: _Next,
+    opened: _Opened,
+    chain: CompiledChain[Any, Any, Any],
+    index: int,
 ) -> _Next:
+    """The ``next_fn`` that calls ``handler``, the ``index``-th Wrap handler of ``chain``."""
+
     def next_fn(context: Any = _MISSING) -> AsyncIterator[Any]:
         if context is _MISSING:
-            raise _missing_context(caller, where)
+            # Whoever called this next_fn: the handler outside this one (none: the driver).
+            raise _missing_context(chain.wraps[index - 1] if index else None, chain.where)
         stream: AsyncIterator[Any] = handler(context, inner)
         if not _is_generator(stream):
-            stream = _adopt(stream, handler, where, opened)
+            stream = _adopt(stream, handler, chain.where, opened)
         opened.append(stream)
         return stream
 
@@ -311,58 +325,6 @@ async def _after_failure(
     return error if outbound is None else outbound.raised(error)
 
 
-async def _transform(chain: CompiledChain[Any, Any, Any], event: Any) -> Any:
-    """Apply the Output handlers to the result event and return the event they produce."""
-    result_type = chain.stage.result_event
-    # The stage's own wrapper class (InvokeModelResult...); a handler may return a plain one.
-    wrapper: Any = chain.wrapper
-    wrapped: MiddlewareResult[Any] = wrapper(event)
-    for handler in chain.outputs:
-        try:
-            returned = handler(wrapped)
-            if inspect.isawaitable(returned):
-                returned = await returned
-        except InterruptException as raised:
-            # The stage's work is done (the tool ran, the model answered): pausing now would do
-            # it again on resume. The interrupt is refused; the result goes on through the
-            # other Output handlers, so a masking handler still masks it.
-            interrupt = raised.interrupt
-            _logger.error(
-                "Output handler %s (%s.Output) raised interrupt %r (id %s) after the stage's "
-                "result was produced; an Output handler cannot pause the call (a resume would "
-                "run it again), so the interrupt is refused and the result is kept without this "
-                "handler's change. Ask before the work is done: in an Input handler, or in a "
-                "Wrap handler before next_fn.",
-                describe(handler),
-                chain.stage.name,
-                interrupt.name,
-                interrupt.id,
-            )
-            continue
-        if not isinstance(returned, MiddlewareResult):
-            # The stage's own name for a bare result event: a host may hand out a subclass.
-            bare: object = returned
-            shown = result_type.__name__ if isinstance(bare, result_type) else type(bare).__name__
-            raise TypeError(
-                f"Output handler {describe(handler)} ({chain.stage.name}.Output) returned "
-                f"{shown}; an Output handler must return a MiddlewareResult: "
-                "use result.replace(value=...)"
-            )
-        checked: MiddlewareResult[Any] = cast(Any, returned)
-        if not isinstance(checked.value, result_type):
-            raise TypeError(
-                f"Output handler {describe(handler)} ({chain.stage.name}.Output) returned a "
-                f"MiddlewareResult holding {type(checked.value).__name__}; its value must be a "
-                f"{result_type.__name__}, the result event of stage {chain.stage.name!r}"
-            )
-        if not isinstance(checked, wrapper):
-            # A plain MiddlewareResult (or another stage's class): the next handler is typed to
-            # receive the stage's own wrapper, so it gets one.
-            checked = wrapper(checked.value)
-        wrapped = checked
-    return wrapped.value
-
-
 def _passes(chain: CompiledChain[Any, Any, Any], cls: type) -> None:
     """Let the driver pass events of ``cls`` at once from now on, if that is always right.
 
@@ -373,29 +335,6 @@ def _passes(chain: CompiledChain[Any, Any, Any], cls: type) -> None:
     result_type = chain.stage.result_event
     if cls in NEVER_HALTING and type(result_type) is type and not issubclass(cls, result_type):
         chain.passing.add(cls)
-
-
-def _bad_input_return(
-    chain: CompiledChain[Any, Any, Any], handler: object, returned: object
-) -> TypeError:
-    problem = "None" if returned is None else type(returned).__name__
-    return TypeError(
-        f"Input handler {describe(handler)} ({chain.stage.name}.Input) returned {problem}; an "
-        "Input handler must return the context it was given or a new one: end it with "
-        "`return context` (or `return context.replace(...)`)"
-    )
-
-
-async def _apply_inputs(chain: CompiledChain[Any, Any, Any], context: Any) -> Any:
-    """Run the Input handlers in order; return the context the Wrap handlers get."""
-    for handler in chain.inputs:
-        given = context
-        context = handler(context)
-        if inspect.isawaitable(context):
-            context = await context
-        if not isinstance(context, type(given)):
-            raise _bad_input_return(chain, handler, context)
-    return context
 
 
 async def _drive(
@@ -409,9 +348,9 @@ async def _drive(
     opened: _Opened = []
     try:
         if chain.inputs and not inputs_applied:
-            context = await _apply_inputs(chain, context)
+            context = await apply_inputs(chain, context)
         # Asked before any Wrap handler is called, as `OpenedChain` asks it.
-        outputs = bool(chain.outputs) and _outputs_apply(chain, context)
+        outputs = bool(chain.outputs) and outputs_apply(chain, context)
         stream = _link(chain, terminal, opened)(context)
         if outbound is not None:  # never with Output handlers (CompiledChain.run)
             translate = outbound.event_out
@@ -449,7 +388,7 @@ async def _drive(
                     _passes(chain, event.__class__)
                     yield event
             if held is not None:
-                yield await _transform(chain, held)
+                yield await apply_outputs(chain, held)
     except GeneratorExit:
         await _close_unfinished(opened)
         raise
@@ -516,8 +455,8 @@ class OpenedChain(Generic[TEvent]):
                 return _open_terminal(self._stage, terminal, self._context, opened)
             context = self._context
             if chain.inputs:
-                context = await _apply_inputs(chain, context)
-            if chain.outputs and _outputs_apply(chain, context):
+                context = await apply_inputs(chain, context)
+            if chain.outputs and outputs_apply(chain, context):
                 driven: AsyncIterator[TEvent] = _drive(
                     chain, context, terminal, None, inputs_applied=True
                 )

@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import Any, TypeAlias, TypeVar, Union, cast, overload
 
 from ..exceptions import MissingResultError
-from ._chain import CompiledChain, OpenedChain, Outbound
+from ._chain import CompiledChain, OpenedChain, Outbound, compile_chain
 from ._handlers import (
     MiddlewareHandler,
     MiddlewareInputHandler,
@@ -22,7 +22,6 @@ from ._stage import (
     MiddlewarePhase,
     MiddlewareStage,
     MiddlewareWrapPhase,
-    check_handler,
 )
 
 __all__ = ["MiddlewareRegistry", "MiddlewareSource", "missing_result"]
@@ -119,13 +118,11 @@ class MiddlewareRegistry:
     """
 
     # Weakly referenced: a host keeps per-agent records by the agent's registry (the usage of
-    # its recent model calls, say) without keeping the registry alive.
-    __slots__ = ("__weakref__", "_chains", "_entries")
+    # its recent model calls, say) without keeping the registry alive. Every agent holds one, so
+    # it holds one dict only: each stage's compiled chain keeps that stage's registrations.
+    __slots__ = ("__weakref__", "_chains")
 
     def __init__(self) -> None:
-        self._entries: dict[
-            MiddlewareStage[Any, Any, Any], list[tuple[MiddlewarePhase[Any, Any, Any], Any]]
-        ] = {}
         self._chains: dict[MiddlewareStage[Any, Any, Any], CompiledChain[Any, Any, Any]] = {}
 
     @overload
@@ -159,9 +156,8 @@ class MiddlewareRegistry:
             TypeError: ``stage_or_phase`` is not a stage token, or ``handler`` does not have the
                 shape its phase calls for. Nothing is registered.
         """
-        phase = _phase_of(stage_or_phase)
-        check_handler(phase, handler)
-        self._register([(phase, handler)])
+        # Middleware() checks the handler's shape for the phase.
+        self._register([Middleware(_phase_of(stage_or_phase), handler)])
 
     def use(self, *middleware: MiddlewareSource) -> None:
         """Register `Middleware` objects (or iterables of them), in the order given.
@@ -170,24 +166,16 @@ class MiddlewareRegistry:
             TypeError: an argument is not middleware. Nothing is registered, not even the
                 arguments before it.
         """
-        self._register([(item.phase, item.handler) for item in _expand(middleware)])
+        self._register(_expand(middleware))
 
-    def _register(self, entries: list[tuple[MiddlewarePhase[Any, Any, Any], Any]]) -> None:
-        touched: set[MiddlewareStage[Any, Any, Any]] = set()
-        for phase, handler in entries:
-            self._entries.setdefault(phase.stage, []).append((phase, handler))
-            touched.add(phase.stage)
-        for stage in touched:
-            self._chains[stage] = self._compile(stage)
-
-    def _compile(self, stage: MiddlewareStage[Any, Any, Any]) -> CompiledChain[Any, Any, Any]:
-        entries = self._entries[stage]
-        return CompiledChain(
-            stage,
-            inputs=[h for p, h in entries if isinstance(p, MiddlewareInputPhase)],
-            wraps=[h for p, h in entries if isinstance(p, MiddlewareWrapPhase)],
-            outputs=[h for p, h in entries if isinstance(p, MiddlewareOutputPhase)],
-        )
+    def _register(self, items: list[Middleware[Any, Any, Any]]) -> None:
+        added: dict[MiddlewareStage[Any, Any, Any], list[Middleware[Any, Any, Any]]] = {}
+        for item in items:
+            added.setdefault(item.stage, []).append(item)
+        chains = self._chains
+        for stage, more in added.items():
+            had = chains.get(stage)
+            chains[stage] = compile_chain(stage, (*had.registrations(), *more) if had else more)
 
     def has_handlers(self, stage: MiddlewareStage[Any, Any, Any]) -> bool:
         """Whether any handler is registered on ``stage``, in any phase."""
@@ -197,7 +185,8 @@ class MiddlewareRegistry:
         self, stage: MiddlewareStage[Any, Any, Any]
     ) -> tuple[tuple[MiddlewarePhase[Any, Any, Any], Any], ...]:
         """The ``(phase, handler)`` pairs registered on ``stage``, in registration order."""
-        return tuple(self._entries.get(stage, ()))
+        chain = self._chains.get(stage)
+        return tuple((m.phase, m.handler) for m in chain.registrations()) if chain else ()
 
     def failing_handler(
         self, stage: MiddlewareStage[Any, Any, Any], error: BaseException
@@ -211,16 +200,14 @@ class MiddlewareRegistry:
         handlers only passed it on, when the engine raised it about a handler (those messages
         name the handler themselves), or when the handler has no code of its own to find.
         """
-        codes: dict[Any, tuple[MiddlewarePhase[Any, Any, Any], Any]] = {}
-        for phase, handler in self._entries.get(stage, ()):
-            code = code_of(handler)
+        codes: dict[Any, Middleware[Any, Any, Any]] = {}
+        chain = self._chains.get(stage)
+        for item in chain.registrations() if chain else ():
+            code = code_of(item.handler)
             if code is not None:
-                codes.setdefault(code, (phase, handler))
+                codes.setdefault(code, item)
         found = raising_code(error.__traceback__, frozenset(codes))
-        if found is None:
-            return None
-        phase, handler = codes[found]
-        return Middleware(phase, handler)
+        return None if found is None else codes[found]
 
     def compose(
         self,

@@ -133,7 +133,8 @@ class MiddlewareHostMixin:
             probe.use(*middleware)
             self._refuse(probe)
         self.middleware_registry.use(*middleware)
-        self._checked_items = [*(self._checked_items or []), *checked]
+        if checked:
+            self._checked_items = [*(self._checked_items or []), *checked]
         self._middleware_registered()
         return self
 

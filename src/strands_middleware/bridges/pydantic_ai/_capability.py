@@ -86,12 +86,19 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
     def __init__(self, *middleware: MiddlewareSource) -> None:
         super().__init__()
         self._agent: Any = None
-        self._state: dict[str, Any] = {}
+        # The run's invocation_state: for_run gives each run its own, so an agent's capability
+        # holds none until a call needs one outside a run (see `_run_state`).
+        self._state: dict[str, Any] | None = None
         self.use(*middleware)
 
     # ---- pydantic-ai's side ------------------------------------------------------------------
 
     def for_agent(self, agent: AbstractAgent[Any, Any]) -> AbstractCapability[Any]:
+        # The capability is bound to its first agent itself (one object per agent, not two);
+        # given to a second agent, it is copied for that one.
+        if self._agent is None or self._agent is agent:
+            self._agent = agent
+            return self
         bound = copy.copy(self)
         bound._agent = agent
         return bound
@@ -106,11 +113,17 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
         run._state = state
         return run
 
+    def _run_state(self) -> dict[str, Any]:
+        state = self._state
+        if state is None:
+            state = self._state = {}
+        return state
+
     def get_wrapper_model(self, model: Model) -> Model | None:
         registry = self.middleware_registry
         if not registry.has_handlers(InvokeModelStage):
             return None
-        return MiddlewareModel(model, registry, self._agent, self._state)
+        return MiddlewareModel(model, registry, self._agent, self._run_state())
 
     async def wrap_tool_execute(
         self,
@@ -134,7 +147,7 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
             agent=self._agent,
             tool=tool,
             tool_use=tool_use,
-            invocation_state=self._state,
+            invocation_state=self._run_state(),
             cancel_signal=signal,
             interrupts=answered,
         )

@@ -141,13 +141,19 @@ class StrandsBridge(MiddlewareHostMixin):
 
     _ATTRIBUTE = "_strands_middleware_bridge"
 
+    # Every bridged agent holds one: slots keep it to the few references it needs.
+    __slots__ = ("_checked_items", "_checks_answers", "_installed", "_middleware_registry", "agent")
+
     def __init__(self, agent: Any) -> None:
         if not hasattr(agent, "add_middleware"):
             raise TypeError(
                 f"StrandsBridge needs a strands.Agent (strands-agents >= 1.62.0), got {agent!r}"
             )
         self.agent = agent
-        self._installed: set[MiddlewareStage[Any, Any, Any]] = set()
+        self._middleware_registry = None
+        self._checked_items = None
+        # The stages whose layer is registered on the agent (a tuple: at most three).
+        self._installed: tuple[MiddlewareStage[Any, Any, Any], ...] = ()
         self._checks_answers = False
 
     @classmethod
@@ -174,7 +180,7 @@ class StrandsBridge(MiddlewareHostMixin):
             if stage in self._installed or not registry.has_handlers(stage):
                 continue
             self.agent.add_middleware(host_stage, layer)
-            self._installed.add(stage)
+            self._installed += (stage,)
 
     def _check_answers_at_resume(self) -> None:
         """Check a resume's answers before strands reads them (see `check_answers`).
