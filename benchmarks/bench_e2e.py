@@ -24,11 +24,11 @@ is from what the host allows.
 
 Memory per agent (`_memory`) is what ``tracemalloc`` sees an agent hold: after 100 agents of the
 kind are built, one run, and dropped (what a process builds or grows once is not counted), 100
-agents are built and the memory still allocated after a garbage collection is divided among them: the host's agent and
-all the bridge, the native wrappers or the floor add to it. Each side registers the same
-handler objects on every agent (the bridged agents the same `Middleware` objects, as a module
-that decorates its handlers builds them once; the native ones the same function), and the same
-model and tool.
+agents are built and the memory still allocated after a garbage collection is divided among
+them: the host's agent and all the bridge, the native wrappers or the floor add to it. Each
+side registers the same handler objects on every agent (the bridged agents the same
+`Middleware` objects, as a module that decorates its handlers builds them once; the native ones
+the same function), and the same model and tool.
 
 ``--instructions`` counts instead of timing: each contestant runs in a process of its own under
 valgrind's callgrind (as many at once as the machine has cores), and a row is the ratio of the
