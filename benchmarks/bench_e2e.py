@@ -22,13 +22,13 @@ allows that runs the same handler functions on the host's own objects and events
 translated (see `BridgedHost` and each ``*_contestants.py``), so a reader sees how far the bridge
 is from what the host allows.
 
-Memory per agent (`_memory`) is what ``tracemalloc`` sees an agent hold: after one agent of the
-kind is built and run (what a process builds once is not counted), 100 agents are built and the
-memory still allocated after a garbage collection is divided among them: the host's agent and
-all the bridge, the native wrappers or the floor add to it. Each side registers the same
-handler objects on every agent (the bridged agents the same `Middleware` objects, as a module
-that decorates its handlers builds them once; the native ones the same function), and the same
-model and tool.
+Memory per agent (`_memory`) is what ``tracemalloc`` sees an agent hold: after 100 agents of the
+kind are built, one run, and dropped (what a process builds or grows once is not counted), 100
+agents are built and the memory still allocated after a garbage collection is divided among
+them: the host's agent and all the bridge, the native wrappers or the floor add to it. Each
+side registers the same handler objects on every agent (the bridged agents the same
+`Middleware` objects, as a module that decorates its handlers builds them once; the native ones
+the same function), and the same model and tool.
 
 ``--instructions`` counts instead of timing: each contestant runs in a process of its own under
 valgrind's callgrind (as many at once as the machine has cores), and a row is the ratio of the
@@ -408,12 +408,16 @@ def _cell(value: float | None, digits: int = 2) -> str:
 async def _memory(contestant: Contestant) -> tuple[float, float]:
     """KiB retained per agent built, and KiB allocated at peak by one invocation.
 
-    One agent is built and run first, so what a process builds once (imports, class-level
-    tables) is not counted per agent; then 100 agents are built and what they hold, everything
-    reachable from them that was allocated while building them, is divided among them.
+    First 100 agents are built and one is run, then dropped: what a process builds once
+    (imports, class-level tables) and the growth of process-wide tables that outlives their
+    agents are then not counted per agent, whichever contestant is measured first. Then 100
+    agents are built and what they hold, everything allocated while building them that a
+    garbage collection leaves, is divided among them.
     """
-    await contestant.invoke(contestant.build())
     count = 100
+    warm = [contestant.build() for _ in range(count)]
+    await contestant.invoke(warm[0])
+    del warm
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
