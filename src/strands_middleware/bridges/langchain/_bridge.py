@@ -60,6 +60,7 @@ from ...host._model_call import ModelStagePoint
 from ...host._model_stream import process_model_stream
 from ...host._tool_call import ToolStagePoint, make_tool_terminal
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
+from ...models import Model
 from ...stages._agent_stream import AgentStreamStage
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
@@ -100,8 +101,11 @@ _RUNTIME_KEY = "__pregel_runtime"
 # agent); the oldest is let go first.
 _INVOCATIONS_KEPT = 256
 
-# How many chat models' relay models the bridge keeps (the agent's model, fallbacks, ...).
-_RELAY_MODELS_KEPT = 16
+# How many chat models' relay models, and views, the bridge keeps (the agent's model,
+# fallbacks, ...); the one used longest ago is let go first.
+_MODELS_KEPT = 16
+
+_Kept = TypeVar("_Kept")
 
 
 _SYNC_REFUSED = (
@@ -193,7 +197,8 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
     def __init__(self, *middleware: MiddlewareSource) -> None:
         super().__init__()
         self._invocations: OrderedDict[int, tuple[object, dict[str, Any]]] = OrderedDict()
-        self._relay_models: OrderedDict[int, RelayChatModel] = OrderedDict()
+        self._relay_models: OrderedDict[int, tuple[object, RelayChatModel]] = OrderedDict()
+        self._views: OrderedDict[int, tuple[object, Model]] = OrderedDict()
         self._lock = threading.Lock()
         if middleware:
             self.use(*middleware)
@@ -205,15 +210,32 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
 
     def _relay_model(self, inner: Any) -> RelayChatModel:
         """The relay chat model of ``inner``: one per chat model, kept by the bridge."""
-        key = id(inner)
-        kept = self._relay_models.get(key)
-        if kept is not None and kept.inner is inner:
-            return kept
-        made = RelayChatModel(inner=inner)
+        return self._kept(self._relay_models, inner, lambda: RelayChatModel(inner=inner))
+
+    def _view(self, host: Any) -> Model:
+        """What handlers see of the chat model ``host`` (`model_in`): one per chat model, so
+        ``context.model`` is the same object on every call to it (a handler may compare it, or
+        hand it back to a later call)."""
+        return self._kept(self._views, host, lambda: model_in(host))
+
+    def _kept(
+        self,
+        cache: OrderedDict[int, tuple[object, _Kept]],
+        owner: object,
+        make: Callable[[], _Kept],
+    ) -> _Kept:
+        # Keyed by identity (chat models are unhashable pydantic models); the entry holds the
+        # owner itself, so its id is not reused while the entry lives, and at most
+        # _MODELS_KEPT of them are held.
+        key = id(owner)
+        entry = cache.get(key)
+        if entry is not None and entry[0] is owner:
+            return entry[1]
+        made = make()
         with self._lock:
-            self._relay_models[key] = made
-            while len(self._relay_models) > _RELAY_MODELS_KEPT:
-                self._relay_models.popitem(last=False)
+            cache[key] = (owner, made)
+            while len(cache) > _MODELS_KEPT:
+                cache.popitem(last=False)
         return made
 
     # ---- one dict per invocation -----------------------------------------------------------
@@ -276,7 +298,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         shown_specs = converse_tool_specs(request.tools)
         system_prompt = system_prompt_in(request.system_message)
         tool_choice = converse_tool_choice(request.tool_choice)
-        shown_model = model_in(request.model)
+        shown_model = self._view(request.model)
         point = ModelStagePoint(
             registry,
             agent=self,

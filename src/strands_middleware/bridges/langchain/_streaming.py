@@ -535,6 +535,7 @@ async def _host_converse(
                     yield {"contentBlockStop": {"contentBlockIndex": index}}
                 index += 1
                 open_kind = "text"
+                yield {"contentBlockStart": {"contentBlockIndex": index, "start": {}}}
             yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": text}}}
         calls: list[Any] = list(chunk.tool_call_chunks)
         for call in calls:
