@@ -1,5 +1,5 @@
 """The one private seam of the LangChain bridge: it calls a chat model's own ``_astream`` or
-``_agenerate`` (`bridges/langchain/_streaming.py`, `_called_directly`), not ``astream`` again.
+``_agenerate`` (`bridges/langchain/_model_reply.py`, `_called_directly`), not ``astream`` again.
 
 These are the methods a ``BaseChatModel`` subclass implements; LangChain's public ``astream`` and
 ``ainvoke`` wrap them in callbacks, a cache and the rate limiter, which the relay's own call has
@@ -20,7 +20,7 @@ from pydantic import Field
 
 from strands_middleware import InvokeModelStage
 from strands_middleware.bridges.langchain import LangChainBridge
-from strands_middleware.bridges.langchain._streaming import _called_directly
+from strands_middleware.bridges.langchain._model_reply import _called_directly
 from strands_middleware.events import TextDeltaEvent
 
 from .test_langchain_native_model import ReplyModel, prompt
@@ -32,7 +32,7 @@ def _moved(what: str) -> str:
     return (
         f"langchain-core {LANGCHAIN_CORE} changed {what}, which the LangChain bridge calls "
         "directly: update _called_directly and _direct_stream in "
-        "src/strands_middleware/bridges/langchain/_streaming.py"
+        "src/strands_middleware/bridges/langchain/_model_reply.py"
     )
 
 

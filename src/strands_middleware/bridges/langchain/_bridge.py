@@ -78,7 +78,7 @@ from ._converse import (
 )
 from ._interrupts import interrupt_payload
 from ._models import model_in, model_out
-from ._streaming import Relay, RelayChatModel, calling_through
+from ._streaming import Relay, RelayChatModel, calling_through, relay_model_of
 from ._tool_answers import tool_answer_of, tool_call_of, tool_events
 from ._tools import LangChainTool, tool_in
 
@@ -210,7 +210,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
 
     def _relay_model(self, inner: Any) -> RelayChatModel:
         """The relay chat model of ``inner``: one per chat model, kept by the bridge."""
-        return self._kept(self._relay_models, inner, lambda: RelayChatModel(inner=inner))
+        return self._kept(self._relay_models, inner, lambda: relay_model_of(inner))
 
     def _view(self, host: Any) -> Model:
         """What handlers see of the chat model ``host`` (`model_in`): one per chat model, so
