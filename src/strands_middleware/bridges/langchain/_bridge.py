@@ -33,6 +33,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -44,7 +45,7 @@ from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
-from ...content import Message
+from ...content import Message, ToolSpec
 from ...engine._chain import OpenedChain
 from ...engine._registry import MiddlewareSource
 from ...events import (
@@ -58,7 +59,7 @@ from ...exceptions import InterruptException, UnsupportedStageError
 from ...host._mixin import MiddlewareHostMixin
 from ...host._model_call import ModelStagePoint
 from ...host._model_stream import process_model_stream
-from ...host._tool_call import ToolStagePoint, make_tool_terminal
+from ...host._tool_call import ToolStagePoint, copy_containers, make_tool_terminal
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...models import Model
 from ...stages._agent_stream import AgentStreamStage
@@ -104,6 +105,9 @@ _INVOCATIONS_KEPT = 256
 # How many chat models' relay models, and views, the bridge keeps (the agent's model,
 # fallbacks, ...); the one used longest ago is let go first.
 _MODELS_KEPT = 16
+
+# How many tools' Converse specs the bridge keeps.
+_TOOLS_KEPT = 256
 
 _Kept = TypeVar("_Kept")
 
@@ -199,6 +203,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         self._invocations: OrderedDict[int, tuple[object, dict[str, Any]]] = OrderedDict()
         self._relay_models: OrderedDict[int, tuple[object, RelayChatModel]] = OrderedDict()
         self._views: OrderedDict[int, tuple[object, Model]] = OrderedDict()
+        self._specs: OrderedDict[int, tuple[object, ToolSpec]] = OrderedDict()
         self._lock = threading.Lock()
         if middleware:
             self.use(*middleware)
@@ -218,11 +223,25 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         hand it back to a later call)."""
         return self._kept(self._views, host, lambda: model_in(host))
 
+    def _tool_specs(self, tools: list[Any]) -> list[ToolSpec]:
+        """LangChain's tools as Converse tool specs: a tool's own converted once, then kept.
+
+        The specs returned are the bridge's: hand handlers a copy. A provider's tool dict is
+        converted on every call (it may be edited between calls).
+        """
+        return [
+            self._kept(self._specs, tool, partial(_tool_spec, tool), _TOOLS_KEPT)
+            if isinstance(tool, BaseTool)
+            else _tool_spec(tool)
+            for tool in tools
+        ]
+
     def _kept(
         self,
         cache: OrderedDict[int, tuple[object, _Kept]],
         owner: object,
         make: Callable[[], _Kept],
+        bound: int = _MODELS_KEPT,
     ) -> _Kept:
         # Keyed by identity (chat models are unhashable pydantic models); the entry holds the
         # owner itself, so its id is not reused while the entry lives, and at most
@@ -234,7 +253,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         made = make()
         with self._lock:
             cache[key] = (owner, made)
-            while len(cache) > _MODELS_KEPT:
+            while len(cache) > bound:
                 cache.popitem(last=False)
         return made
 
@@ -294,8 +313,8 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         if not registry.has_handlers(InvokeModelStage):
             return await handler(request)
         messages, shown = converse_messages(request.messages)
-        tool_specs = converse_tool_specs(request.tools)
-        shown_specs = converse_tool_specs(request.tools)
+        shown_specs = self._tool_specs(request.tools)
+        tool_specs = copy_containers(shown_specs)
         system_prompt = system_prompt_in(request.system_message)
         tool_choice = converse_tool_choice(request.tool_choice)
         shown_model = self._view(request.model)
@@ -555,3 +574,7 @@ def _with_stop_reason(message: Any, stop_reason: str) -> Any:
         return message
     metadata = {**message.response_metadata, STOP_REASON_KEY: stop_reason}
     return message.model_copy(update={"response_metadata": metadata})
+
+
+def _tool_spec(tool: Any) -> ToolSpec:
+    return converse_tool_specs([tool])[0]

@@ -36,6 +36,7 @@ from ...content import (
     ToolSpec,
     ToolUse,
 )
+from ...host._tool_call import copy_containers
 
 __all__ = [
     "Shown",
@@ -103,7 +104,8 @@ def host_messages(ours: Messages, shown: Shown) -> Sequence[BaseMessage]:
 
 
 def _copy(message: Message) -> Message:
-    return copy.deepcopy(message)
+    # Converse data is dicts, lists and plain values: new containers are a full copy.
+    return copy_containers(message)
 
 
 def _text_of(content: Any) -> list[ContentBlock]:
