@@ -180,10 +180,14 @@ async def host_stream(
     out of LangGraph's message stream and no inherited callbacks out of ``astream_events``,
     where the caller would see chunks a handler withheld."""
     direct = await _direct_stream(model, messages, kwargs, whole, spare)
-    if direct is not None:
-        async for chunk in direct:
-            yield chunk
-        return
+    chunks = direct if direct is not None else _public_stream(model, messages, kwargs)
+    async for chunk in chunks:
+        yield chunk
+
+
+async def _public_stream(
+    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
+) -> AsyncGenerator[AIMessageChunk, None]:
     config: Any = {"tags": [TAG_NOSTREAM], "callbacks": []}
     async for chunk in _bound(model, kwargs).astream(messages, config):
         if isinstance(chunk, AIMessageChunk):
@@ -234,17 +238,32 @@ async def _host_converse(
     tool_index: Any = None
     any_tool = False
     started = False
-    async for chunk in host_stream(model, messages, kwargs, whole=whole, spare=spare):
+    # The model's chunks themselves, not `host_stream` around them: one hop fewer a chunk.
+    direct = await _direct_stream(model, messages, kwargs, whole, spare)
+    chunks = direct if direct is not None else _public_stream(model, messages, kwargs)
+    async for chunk in chunks:
         if not started:
             started = True
             yield {"messageStart": {"role": "assistant"}}
+        content: Any = chunk.content
+        if (
+            open_kind == "text"
+            and content.__class__ is str
+            and not chunk.tool_call_chunks
+            and chunk.usage_metadata is None
+            and not chunk.response_metadata
+        ):  # one more piece of the open text (most chunks): what the full path does for it
+            if content:
+                delta: Any = {"text": content}
+                yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": delta}}
+            continue
         metadata.update(chunk.response_metadata)
         counted: Any = chunk.usage_metadata or {}
         if counted:
             for key, value in counted.items():
                 if isinstance(value, int):
                     usage[key] = usage.get(key, 0) + value
-        for text in _texts(chunk.content):
+        for text in _texts(content):
             if open_kind != "text":
                 if open_kind is not None:
                     yield {"contentBlockStop": {"contentBlockIndex": index}}
@@ -284,21 +303,29 @@ async def _host_converse(
         yield {"messageStart": {"role": "assistant"}}
     if open_kind is not None:
         yield {"contentBlockStop": {"contentBlockIndex": index}}
+    for ending in _ending(metadata, usage, any_tool=any_tool):
+        yield ending
+
+
+def _ending(metadata: dict[str, Any], usage: dict[str, int], *, any_tool: bool) -> list[Any]:
+    """The reply's closing chunks: its stop reason, then its usage."""
     finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
     reason: StopReason = "max_tokens" if finish in ("length", "max_tokens") else "end_turn"
     if any_tool:
         reason = "tool_use"
-    yield {"messageStop": {"stopReason": reason}}
-    yield {
-        "metadata": {
-            "usage": {
-                "inputTokens": usage.get("input_tokens", 0),
-                "outputTokens": usage.get("output_tokens", 0),
-                "totalTokens": usage.get("total_tokens", 0),
-            },
-            "metrics": {"latencyMs": 0},
-        }
-    }
+    return [
+        {"messageStop": {"stopReason": reason}},
+        {
+            "metadata": {
+                "usage": {
+                    "inputTokens": usage.get("input_tokens", 0),
+                    "outputTokens": usage.get("output_tokens", 0),
+                    "totalTokens": usage.get("total_tokens", 0),
+                },
+                "metrics": {"latencyMs": 0},
+            }
+        },
+    ]
 
 
 def _texts(content: Any) -> list[str]:
