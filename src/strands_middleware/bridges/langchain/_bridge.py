@@ -52,6 +52,7 @@ from ...events import (
     ModelMessageEvent,
     ModelStopReason,
     ModelStreamEvent,
+    TextDeltaEvent,
     ToolResultEvent,
     TypedEvent,
 )
@@ -477,7 +478,12 @@ async def _model_result(
             async for event in stream:
                 # A raw chunk has nothing to let out (the delta event after it has), and it is
                 # half of what streams: one test of its class, not the three of `let_out`.
-                if event.__class__ is ModelStreamEvent:
+                kind = event.__class__
+                if kind is ModelStreamEvent:
+                    continue
+                if kind is TextDeltaEvent and relays:
+                    # Most of the rest: `let_out`'s first case, inline (``text`` is its payload).
+                    relays[-1].out.append(event["data"])
                     continue
                 if isinstance(event, ModelStopReason):
                     result = event

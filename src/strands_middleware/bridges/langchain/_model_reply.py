@@ -77,13 +77,10 @@ def _called_directly(model: BaseChatModel, whole: bool) -> str | None:
 
 
 async def _direct_stream(
-    model: BaseChatModel,
-    messages: list[BaseMessage],
-    kwargs: dict[str, Any],
-    whole: bool,
-    spare: Spare | None = None,
-) -> AsyncGenerator[AIMessageChunk, None] | None:
-    """The real model's reply from its own ``_astream``/``_agenerate`` (`_called_directly`).
+    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any], whole: bool
+) -> AsyncIterator[Any] | None:
+    """The real model's reply from its own ``_astream``/``_agenerate`` (`_called_directly`), as
+    `ChatGenerationChunk`s (or `_Piece`s of the same shape).
 
     The messages are what LangChain's call of the relay already normalised; the keywords are
     those the model's own ``bind_tools`` binds. None when the model cannot be called this way.
@@ -108,7 +105,22 @@ async def _direct_stream(
         await model.rate_limiter.aacquire(blocking=True)
     if how == "_agenerate":
         return _own_reply(model, messages, sent)
-    return _own_chunks(model, messages, sent, spare)
+    # The model's own stream itself, not a generator around it: one hop fewer on every chunk.
+    streamed: AsyncIterator[ChatGenerationChunk] = model._astream(  # pyright: ignore[reportPrivateUsage]
+        messages, stop=None, **sent
+    )
+    return streamed
+
+
+class _Piece:
+    """A chunk of the reply with no generation info: a `ChatGenerationChunk`'s shape, unbuilt."""
+
+    __slots__ = ("message",)
+
+    generation_info = None
+
+    def __init__(self, message: Any) -> None:
+        self.message = message
 
 
 async def _own_reply(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGenerator[Any, None]:
@@ -122,30 +134,15 @@ async def _own_reply(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGen
         {"name": call["name"], "args": json.dumps(call["args"]), "id": call["id"], "index": index}
         for index, call in enumerate(message.tool_calls)
     ]
-    yield AIMessageChunk(
-        content=message.content,
-        tool_call_chunks=calls,
-        usage_metadata=message.usage_metadata,
-        response_metadata=metadata,
-        id=message.id,
+    yield _Piece(
+        AIMessageChunk(
+            content=message.content,
+            tool_call_chunks=calls,
+            usage_metadata=message.usage_metadata,
+            response_metadata=metadata,
+            id=message.id,
+        )
     )
-
-
-async def _own_chunks(
-    model: BaseChatModel, messages: Any, sent: Any, spare: Spare | None
-) -> AsyncGenerator[Any, None]:
-    streamed: AsyncIterator[ChatGenerationChunk] = model._astream(  # pyright: ignore[reportPrivateUsage]
-        messages, stop=None, **sent
-    )
-    async for generation in streamed:
-        message = generation.message
-        info = generation.generation_info
-        if info:  # LangChain folds a chunk's generation info into its metadata
-            message.response_metadata = {**info, **message.response_metadata}
-        if isinstance(message, AIMessageChunk):
-            if spare is not None and not info and _only_text(message):
-                spare[cast(str, message.content)] = generation
-            yield message
 
 
 def _only_text(message: AIMessageChunk) -> bool:
@@ -167,33 +164,44 @@ def _only_text(message: AIMessageChunk) -> bool:
     )
 
 
+async def _pieces(
+    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any], whole: bool
+) -> AsyncIterator[Any]:
+    """The real model's reply as `ChatGenerationChunk`s (or `_Piece`s), kept out of every stream
+    the caller reads (the relay's go): called directly (`_direct_stream`) it reports to no
+    callbacks; otherwise the tag keeps them out of LangGraph's message stream and no inherited
+    callbacks out of ``astream_events``, where the caller would see chunks a handler withheld."""
+    direct = await _direct_stream(model, messages, kwargs, whole)
+    return direct if direct is not None else _public_stream(model, messages, kwargs)
+
+
 async def host_stream(
-    model: BaseChatModel,
-    messages: list[BaseMessage],
-    kwargs: dict[str, Any],
-    *,
-    whole: bool = False,
-    spare: Spare | None = None,
+    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
 ) -> AsyncGenerator[AIMessageChunk, None]:
-    """The real model's own chunks, kept out of every stream the caller reads (the relay's go):
-    called directly (`_direct_stream`) it reports to no callbacks; otherwise the tag keeps them
-    out of LangGraph's message stream and no inherited callbacks out of ``astream_events``,
-    where the caller would see chunks a handler withheld."""
-    direct = await _direct_stream(model, messages, kwargs, whole, spare)
-    chunks = direct if direct is not None else _public_stream(model, messages, kwargs)
-    async for chunk in chunks:
-        yield chunk
+    """The real model's own chunks (see `_pieces`), with their generation info folded in."""
+    async for piece in await _pieces(model, messages, kwargs, whole=False):
+        message = _message_of(piece)
+        if message is not None:
+            yield message
+
+
+def _message_of(piece: Any) -> AIMessageChunk | None:
+    message = piece.message
+    info = piece.generation_info
+    if info:  # LangChain folds a chunk's generation info into its metadata
+        message.response_metadata = {**info, **message.response_metadata}
+    return message if isinstance(message, AIMessageChunk) else None
 
 
 async def _public_stream(
     model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
-) -> AsyncGenerator[AIMessageChunk, None]:
+) -> AsyncGenerator[_Piece, None]:
     config: Any = {"tags": [TAG_NOSTREAM], "callbacks": []}
     async for chunk in _bound(model, kwargs).astream(messages, config):
         if isinstance(chunk, AIMessageChunk):
-            yield chunk
+            yield _Piece(chunk)
         elif isinstance(chunk, AIMessage):  # pragma: no cover - chat models stream chunks
-            yield AIMessageChunk(**chunk.model_dump(exclude={"type"}))
+            yield _Piece(AIMessageChunk(**chunk.model_dump(exclude={"type"})))
 
 
 def converse_stream(
@@ -238,25 +246,21 @@ async def _host_converse(
     tool_index: Any = None
     any_tool = False
     started = False
-    # The model's chunks themselves, not `host_stream` around them: one hop fewer a chunk.
-    direct = await _direct_stream(model, messages, kwargs, whole, spare)
-    chunks = direct if direct is not None else _public_stream(model, messages, kwargs)
-    async for chunk in chunks:
+    async for piece in await _pieces(model, messages, kwargs, whole):
+        chunk = _message_of(piece)
+        if chunk is None:
+            continue
         if not started:
             started = True
             yield {"messageStart": {"role": "assistant"}}
         content: Any = chunk.content
-        if (
-            open_kind == "text"
-            and content.__class__ is str
-            and not chunk.tool_call_chunks
-            and chunk.usage_metadata is None
-            and not chunk.response_metadata
-        ):  # one more piece of the open text (most chunks): what the full path does for it
-            if content:
+        if _only_text(chunk):  # (generation info would be in its metadata by now)
+            if spare is not None and piece.__class__ is ChatGenerationChunk:
+                spare[content] = piece
+            if open_kind == "text":  # one more piece of the open text (most chunks)
                 delta: Any = {"text": content}
                 yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": delta}}
-            continue
+                continue
         metadata.update(chunk.response_metadata)
         counted: Any = chunk.usage_metadata or {}
         if counted:

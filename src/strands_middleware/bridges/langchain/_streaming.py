@@ -132,13 +132,16 @@ class Relay:
         return first is not _END
 
     async def source(self) -> AsyncGenerator[StreamEvent, None]:
-        """The chunks for the terminal (after `begin`): each sent once the chain asks for it."""
+        """The chunks for the terminal (after `begin`), each once the chain asks for it."""
         yield self._first
         chunks = self.chunks
         wake = self.wake
         while True:
-            wake.set()
-            chunk = chunks.popleft() if chunks else await self._next()
+            if chunks:
+                chunk = chunks.popleft()
+            else:  # caught up: ask for more (the relay may be waiting, `ahead` chunks ahead)
+                wake.set()
+                chunk = await self._next()
             if chunk is _END:
                 return
             if isinstance(chunk, BaseException):
@@ -233,7 +236,9 @@ class RelayChatModel(BaseChatModel):
             return generate_from_stream(ChatGenerationChunk(message=each) for each in own)
         metadata: dict[str, Any] = {}
         relayed = _relayed(self, messages, kwargs, metadata, _AHEAD, whole=WHOLE_WHEN_ASKED)
-        deltas = [delta async for delta in relayed]
+        deltas: list[_Delta] = []
+        async for batch in relayed:
+            deltas += batch
         texts = [delta for delta in deltas if isinstance(delta, str)]
         calls: dict[int, dict[str, Any]] = {}
         for delta in deltas:
@@ -261,15 +266,16 @@ class RelayChatModel(BaseChatModel):
         metadata: dict[str, Any] = {}
         spare: Spare = {}
         relayed = _relayed(self, messages, kwargs, metadata, _AHEAD, whole=False, spare=spare)
-        async for delta in relayed:
-            if isinstance(delta, str):
-                kept = spare.pop(delta, None)
-                yield (
-                    kept
-                    if kept is not None
-                    else ChatGenerationChunk(message=AIMessageChunk(content=delta))
-                )
-            else:
+        async for batch in relayed:
+            for delta in batch:
+                if isinstance(delta, str):
+                    kept = spare.pop(delta, None)
+                    yield (
+                        kept
+                        if kept is not None
+                        else ChatGenerationChunk(message=AIMessageChunk(content=delta))
+                    )
+                    continue
                 index, tool_use_id, name, fragment = delta
                 call: Any = {"name": name, "args": fragment, "id": tool_use_id, "index": index}
                 yield ChatGenerationChunk(
@@ -287,8 +293,9 @@ async def _relayed(
     *,
     whole: bool,
     spare: Spare | None = None,
-) -> AsyncGenerator[_Delta, None]:
-    """Stream the real model through the chain; yield the deltas the chain let out.
+) -> AsyncGenerator[list[_Delta], None]:
+    """Stream the real model through the chain; yield the deltas the chain let out (in batches:
+    those it let out since the last).
 
     Up to ``ahead`` chunks go to the chain before the relay waits for it to ask for more.
     ``whole``: LangChain asked the relay for its reply whole, so the real model is asked the
@@ -308,8 +315,8 @@ async def _relayed(
                 continue
             # What the chain let out while the model was being read (a model waiting on its
             # connection lets the chain run) streams on at once.
-            for out in _drain(relay):
-                yield out
+            if relay.out:
+                yield _drain(relay)
             if relay.settled:
                 break
     except Exception as failure:
@@ -321,8 +328,8 @@ async def _relayed(
     while not relay.settled:
         relay.wake.clear()
         await relay.wake.wait()
-    for out in _drain(relay):
-        yield out
+    if relay.out:
+        yield _drain(relay)
 
 
 def _drain(relay: Relay) -> list[_Delta]:
