@@ -33,7 +33,6 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
-from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -70,12 +69,12 @@ from ._converse import (
     ai_message,
     converse_messages,
     converse_tool_choice,
-    converse_tool_specs,
     host_messages,
     host_tool_choice,
     host_tools,
     system_prompt_in,
     system_prompt_out,
+    tool_spec_of,
     tool_use_of,
 )
 from ._interrupts import interrupt_payload
@@ -106,9 +105,6 @@ _INVOCATIONS_KEPT = 256
 # How many chat models' relay models, and views, the bridge keeps (the agent's model,
 # fallbacks, ...); the one used longest ago is let go first.
 _MODELS_KEPT = 16
-
-# How many tools' Converse specs the bridge keeps.
-_TOOLS_KEPT = 256
 
 _Kept = TypeVar("_Kept")
 
@@ -204,7 +200,6 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         self._invocations: OrderedDict[int, tuple[object, dict[str, Any]]] = OrderedDict()
         self._relay_models: OrderedDict[int, tuple[object, RelayChatModel]] = OrderedDict()
         self._views: OrderedDict[int, tuple[object, Model]] = OrderedDict()
-        self._specs: OrderedDict[int, tuple[object, ToolSpec]] = OrderedDict()
         self._lock = threading.Lock()
         if middleware:
             self.use(*middleware)
@@ -225,24 +220,14 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         return self._kept(self._views, host, lambda: model_in(host))
 
     def _tool_specs(self, tools: list[Any]) -> list[ToolSpec]:
-        """LangChain's tools as Converse tool specs: a tool's own converted once, then kept.
-
-        The specs returned are the bridge's: hand handlers a copy. A provider's tool dict is
-        converted on every call (it may be edited between calls).
-        """
-        return [
-            self._kept(self._specs, tool, partial(_tool_spec, tool), _TOOLS_KEPT)
-            if isinstance(tool, BaseTool)
-            else _tool_spec(tool)
-            for tool in tools
-        ]
+        """LangChain's tools as Converse tool specs (`tool_spec_of`): hand handlers a copy."""
+        return [tool_spec_of(tool) for tool in tools]
 
     def _kept(
         self,
         cache: OrderedDict[int, tuple[object, _Kept]],
         owner: object,
         make: Callable[[], _Kept],
-        bound: int = _MODELS_KEPT,
     ) -> _Kept:
         # Keyed by identity (chat models are unhashable pydantic models); the entry holds the
         # owner itself, so its id is not reused while the entry lives, and at most
@@ -254,7 +239,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         made = make()
         with self._lock:
             cache[key] = (owner, made)
-            while len(cache) > bound:
+            while len(cache) > _MODELS_KEPT:
                 cache.popitem(last=False)
         return made
 
@@ -580,7 +565,3 @@ def _with_stop_reason(message: Any, stop_reason: str) -> Any:
         return message
     metadata = {**message.response_metadata, STOP_REASON_KEY: stop_reason}
     return message.model_copy(update={"response_metadata": metadata})
-
-
-def _tool_spec(tool: Any) -> ToolSpec:
-    return converse_tool_specs([tool])[0]

@@ -12,7 +12,9 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import weakref
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, cast
 
 from langchain_core.messages import (
@@ -23,6 +25,7 @@ from langchain_core.messages import (
     ToolCall,
     ToolMessage,
 )
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from ...content import (
@@ -51,6 +54,7 @@ __all__ = [
     "system_prompt_in",
     "system_prompt_out",
     "tool_message",
+    "tool_spec_of",
     "tool_use_of",
 ]
 
@@ -319,6 +323,29 @@ def converse_tool_specs(tools: Sequence[Any]) -> list[ToolSpec]:
             }
         )
     return specs
+
+
+# Each LangChain tool's Converse spec, by the tool's id while the tool lives: a tool's schema
+# is converted once, not on every model call of every agent that has it.
+_SPECS: dict[int, tuple[weakref.ref[Any], ToolSpec]] = {}
+
+
+def tool_spec_of(tool: Any) -> ToolSpec:
+    """The Converse spec of one LangChain tool, kept for a ``BaseTool`` (the one returned is
+    shared: hand handlers a copy); a provider's tool dict is converted on every call."""
+    if not isinstance(tool, BaseTool):
+        return converse_tool_specs([tool])[0]
+    key = id(tool)
+    kept = _SPECS.get(key)
+    if kept is not None and kept[0]() is tool:
+        return kept[1]
+    spec = converse_tool_specs([tool])[0]
+    _SPECS[key] = (weakref.ref(tool, partial(_forget_spec, key)), spec)
+    return spec
+
+
+def _forget_spec(key: int, _gone: object) -> None:
+    _SPECS.pop(key, None)
 
 
 def host_tools(ours: list[ToolSpec], shown: list[ToolSpec], host: list[Any]) -> list[Any]:
