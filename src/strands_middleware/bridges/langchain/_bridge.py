@@ -44,7 +44,7 @@ from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
-from ...content import Message, ToolSpec
+from ...content import Message
 from ...engine._chain import OpenedChain
 from ...engine._registry import MiddlewareSource
 from ...events import (
@@ -59,7 +59,7 @@ from ...exceptions import InterruptException, UnsupportedStageError
 from ...host._mixin import MiddlewareHostMixin
 from ...host._model_call import ModelStagePoint
 from ...host._model_stream import process_model_stream
-from ...host._tool_call import ToolStagePoint, copy_containers, make_tool_terminal
+from ...host._tool_call import ToolStagePoint, make_tool_terminal
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...models import Model
 from ...stages._agent_stream import AgentStreamStage
@@ -74,7 +74,7 @@ from ._converse import (
     host_tools,
     system_prompt_in,
     system_prompt_out,
-    tool_spec_of,
+    tool_specs_of,
     tool_use_of,
 )
 from ._interrupts import interrupt_payload
@@ -219,10 +219,6 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         hand it back to a later call)."""
         return self._kept(self._views, host, lambda: model_in(host))
 
-    def _tool_specs(self, tools: list[Any]) -> list[ToolSpec]:
-        """LangChain's tools as Converse tool specs (`tool_spec_of`): hand handlers a copy."""
-        return [tool_spec_of(tool) for tool in tools]
-
     def _kept(
         self,
         cache: OrderedDict[int, tuple[object, _Kept]],
@@ -299,8 +295,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         if not registry.has_handlers(InvokeModelStage):
             return await handler(request)
         messages, shown = converse_messages(request.messages)
-        shown_specs = self._tool_specs(request.tools)
-        tool_specs = copy_containers(shown_specs)
+        shown_specs, tool_specs = tool_specs_of(request.tools)
         system_prompt = system_prompt_in(request.system_message)
         tool_choice = converse_tool_choice(request.tool_choice)
         shown_model = self._view(request.model)

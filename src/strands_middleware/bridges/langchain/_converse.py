@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import pickle
 import weakref
 from collections.abc import Sequence
 from functools import partial
@@ -54,7 +55,7 @@ __all__ = [
     "system_prompt_in",
     "system_prompt_out",
     "tool_message",
-    "tool_spec_of",
+    "tool_specs_of",
     "tool_use_of",
 ]
 
@@ -325,23 +326,31 @@ def converse_tool_specs(tools: Sequence[Any]) -> list[ToolSpec]:
     return specs
 
 
-# Each LangChain tool's Converse spec, by the tool's id while the tool lives: a tool's schema
-# is converted once, not on every model call of every agent that has it.
-_SPECS: dict[int, tuple[weakref.ref[Any], ToolSpec]] = {}
+# Each LangChain tool's Converse spec, and its pickle, by the tool's id while the tool lives: a
+# tool's schema is converted once, not on every model call of every agent that has it, and
+# each call's copy for handlers is unpickled (in C) rather than copied dict by dict.
+_SPECS: dict[int, tuple[weakref.ref[Any], ToolSpec, bytes]] = {}
 
 
-def tool_spec_of(tool: Any) -> ToolSpec:
-    """The Converse spec of one LangChain tool, kept for a ``BaseTool`` (the one returned is
-    shared: hand handlers a copy); a provider's tool dict is converted on every call."""
-    if not isinstance(tool, BaseTool):
-        return converse_tool_specs([tool])[0]
+def tool_specs_of(tools: Sequence[Any]) -> tuple[list[ToolSpec], list[ToolSpec]]:
+    """LangChain's tools as Converse tool specs: the bridge's own (kept per ``BaseTool``,
+    never handed out) and a fresh copy of them for handlers to edit."""
+    kept = [_kept_spec(tool) for tool in tools]
+    return [spec for spec, _ in kept], [pickle.loads(blob) for _, blob in kept]
+
+
+def _kept_spec(tool: Any) -> tuple[ToolSpec, bytes]:
+    if not isinstance(tool, BaseTool):  # a provider's tool dict may be edited between calls
+        spec = converse_tool_specs([tool])[0]
+        return spec, pickle.dumps(spec, pickle.HIGHEST_PROTOCOL)
     key = id(tool)
     kept = _SPECS.get(key)
     if kept is not None and kept[0]() is tool:
-        return kept[1]
+        return kept[1], kept[2]
     spec = converse_tool_specs([tool])[0]
-    _SPECS[key] = (weakref.ref(tool, partial(_forget_spec, key)), spec)
-    return spec
+    blob = pickle.dumps(spec, pickle.HIGHEST_PROTOCOL)
+    _SPECS[key] = (weakref.ref(tool, partial(_forget_spec, key)), spec, blob)
+    return spec, blob
 
 
 def _forget_spec(key: int, _gone: object) -> None:
