@@ -520,7 +520,7 @@ def _bridge_rows(deltas: int, hosts: Sequence[str]) -> list[Row]:
                 ),
             )
     if "langchain" in hosts:
-        from langchain_contestants import bridged_langchain, native_langchain
+        from langchain_contestants import bridged_langchain, floor_langchain, native_langchain
 
         for mode, streamed, shapes in (
             ("ainvoke", False, _SHAPES),
@@ -534,6 +534,19 @@ def _bridge_rows(deltas: int, hosts: Sequence[str]) -> list[Row]:
                 lambda count, s=streamed, **stages: native_langchain(
                     turns, count, streamed=s, **stages
                 ),
+            )
+            # Printed beside the 1/1 row: what LangChain makes any delta-level middleware pay.
+            rows.append(
+                Row(
+                    f"LangChain, {mode}: floor (stand-in model + task, no library) / 1 native",
+                    Contestant(
+                        f"LangChain+{mode}+floor", floor_langchain(turns, streamed=streamed)
+                    ),
+                    Contestant(
+                        f"LangChain+{mode}+model+tool+1+native",
+                        native_langchain(turns, 1, streamed=streamed),
+                    ),
+                )
             )
     return rows
 

@@ -7,11 +7,24 @@ usage. A run ``ainvoke``s the agent (LangChain calls ``_agenerate``) or, streame
 it with ``stream_mode="messages"`` (LangChain calls ``_astream`` and every delta reaches the
 caller). The native contestants are what a LangChain user writes by hand: ``AgentMiddleware``
 whose ``awrap_model_call`` and/or ``awrap_tool_call`` hand the call on unchanged.
+
+The floor contestant (`floor_langchain`) is what any middleware that shows each delta of the
+model's reply to code around the call must add on LangChain, with none of this library: LangChain
+calls the model inside the handler ``awrap_model_call`` is given, and returns only when the
+reply is whole, so the deltas are seen only by handing LangChain a stand-in chat model (LangChain
+runs its model-call machinery on it, as it would on the model) that reads the real model (its
+own ``_astream``/``_agenerate``, as the bridge does) and hands each chunk, untranslated, to the
+middleware, which reads them while LangChain's call runs in a task of its own. What a bridged row
+costs above the floor is this library's (its chain, the Converse translation both ways, its
+events); the floor above native is LangChain's.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from langchain import agents as langchain_agents
@@ -28,7 +41,7 @@ from strands_middleware.bridges.langchain import LangChainBridge
 from strands_middleware.bridges.langchain._converse import converse_messages
 from strands_middleware.content import Messages, StreamEvent
 
-__all__ = ["PlainChatModel", "bridged_langchain", "native_langchain"]
+__all__ = ["PlainChatModel", "bridged_langchain", "floor_langchain", "native_langchain"]
 
 create_agent: Any = langchain_agents.create_agent
 
@@ -166,6 +179,117 @@ class _ToolOnly(AgentMiddleware[Any, Any, Any]):
 
     async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
         return await handler(request)
+
+
+class _Handoff:
+    """The chunks of one model call, from the stand-in model's task to the middleware's."""
+
+    def __init__(self) -> None:
+        self.chunks: deque[Any] = deque()
+        self.arrived: asyncio.Future[None] | None = None
+
+    def put(self, chunk: Any) -> None:
+        self.chunks.append(chunk)
+        if self.arrived is not None and not self.arrived.done():
+            self.arrived.set_result(None)
+
+    async def read(self) -> AsyncIterator[Any]:
+        while True:
+            while not self.chunks:
+                self.arrived = asyncio.get_running_loop().create_future()
+                await self.arrived
+            chunk = self.chunks.popleft()
+            if chunk is None:
+                return
+            yield chunk
+
+
+_CALL: ContextVar[_Handoff] = ContextVar("bench_floor_call")
+
+
+class _StandIn(BaseChatModel):
+    """The chat model LangChain calls in the floor: reads the real one, hands each chunk on."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: Any
+
+    @property
+    def _llm_type(self) -> str:
+        return "bench-stand-in"
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        """The stand-in, with the real model's own bound keywords."""
+        return self.bind(**self.inner.bind_tools(tools, tool_choice=tool_choice).kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:  # pragma: no cover - the agents run asynchronously
+        raise NotImplementedError("the benchmark runs asynchronously")
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        result: ChatResult = await self.inner._agenerate(messages, **kwargs)
+        _CALL.get().put(result)
+        return result
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        handoff = _CALL.get()
+        async for chunk in self.inner._astream(messages, **kwargs):
+            handoff.put(chunk)
+            yield chunk
+
+
+class _Floor(AgentMiddleware[Any, Any, Any]):
+    """The floor's middleware: the model call through a stand-in, each chunk read beside it."""
+
+    def __init__(self, stand_in: _StandIn) -> None:
+        super().__init__()
+        self._stand_in = stand_in
+
+    @property
+    def name(self) -> str:
+        return "floor"
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        handoff = _Handoff()
+        token = _CALL.set(handoff)
+        try:
+            call = asyncio.ensure_future(handler(request.override(model=self._stand_in)))
+        finally:
+            _CALL.reset(token)
+        call.add_done_callback(lambda _: handoff.put(None))
+        async for _chunk in handoff.read():
+            pass
+        return await call
+
+    async def awrap_tool_call(self, request: Any, handler: Any) -> Any:
+        return await handler(request)
+
+
+def floor_langchain(turns: Any, *, streamed: bool = False) -> Callable[[], Any]:
+    """Agents with the floor's middleware (see the module's docstring): one per stage."""
+    model = PlainChatModel(turns=turns)
+    stand_in = _StandIn(inner=model)
+    add_tool = langchain_tool(add)
+    return lambda: _Run(
+        create_agent(model, tools=[add_tool], middleware=[_Floor(stand_in)]), streamed
+    )
 
 
 class _Run:

@@ -145,22 +145,33 @@ async def _own_reply(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGen
     )
 
 
+# A chunk's fields besides its text, and their values on ``AIMessageChunk(content=text)``.
+_NOT_TEXT = (
+    "id",
+    "name",
+    "usage_metadata",
+    "chunk_position",
+    "tool_call_chunks",
+    "tool_calls",
+    "invalid_tool_calls",
+    "additional_kwargs",
+    "response_metadata",
+)
+_TEXT_ONLY: tuple[Any, ...] = (None, None, None, None, [], [], [], {}, {})
+
+
 def _only_text(message: AIMessageChunk) -> bool:
-    """Whether the chunk is equal to ``AIMessageChunk(content=its text)`` in every field."""
+    """Whether the chunk is equal to ``AIMessageChunk(content=its text)`` in every field.
+
+    Its fields are read from its ``__dict__`` at once (a pydantic model keeps them there):
+    this runs on every chunk of the reply."""
     content = message.content
     return (
         message.__class__ is AIMessageChunk
         and content.__class__ is str
-        and bool(content)
-        and message.id is None
-        and not message.tool_call_chunks
-        and not message.response_metadata
-        and not message.additional_kwargs
-        and message.usage_metadata is None
-        and message.name is None
-        and message.chunk_position is None
-        and not message.tool_calls
-        and not message.invalid_tool_calls
+        and content != ""
+        and tuple(map(message.__dict__.get, _NOT_TEXT)) == _TEXT_ONLY
+        and not message.__pydantic_extra__
     )
 
 
@@ -247,8 +258,10 @@ async def _host_converse(
     any_tool = False
     started = False
     async for piece in await _pieces(model, messages, kwargs, whole):
-        chunk = _message_of(piece)
-        if chunk is None:
+        chunk = piece.message  # `_message_of`, inline: this runs on every chunk
+        if piece.generation_info:
+            chunk.response_metadata = {**piece.generation_info, **chunk.response_metadata}
+        if not isinstance(chunk, AIMessageChunk):
             continue
         if not started:
             started = True
@@ -261,12 +274,7 @@ async def _host_converse(
                 delta: Any = {"text": content}
                 yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": delta}}
                 continue
-        metadata.update(chunk.response_metadata)
-        counted: Any = chunk.usage_metadata or {}
-        if counted:
-            for key, value in counted.items():
-                if isinstance(value, int):
-                    usage[key] = usage.get(key, 0) + value
+        _note(chunk, metadata, usage)
         for text in _texts(content):
             if open_kind != "text":
                 if open_kind is not None:
@@ -309,6 +317,15 @@ async def _host_converse(
         yield {"contentBlockStop": {"contentBlockIndex": index}}
     for ending in _ending(metadata, usage, any_tool=any_tool):
         yield ending
+
+
+def _note(chunk: AIMessageChunk, metadata: dict[str, Any], usage: dict[str, int]) -> None:
+    """Keep the chunk's metadata, and add its usage to the reply's."""
+    metadata.update(chunk.response_metadata)
+    counted: Any = chunk.usage_metadata or {}
+    for key, value in counted.items():
+        if isinstance(value, int):
+            usage[key] = usage.get(key, 0) + value
 
 
 def _ending(metadata: dict[str, Any], usage: dict[str, int], *, any_tool: bool) -> list[Any]:
