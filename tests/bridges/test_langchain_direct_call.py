@@ -1,5 +1,5 @@
 """The one private seam of the LangChain bridge: it calls a chat model's own ``_astream`` or
-``_agenerate`` (`bridges/langchain/_streaming.py`, `_called_directly`), not ``astream`` again.
+``_agenerate`` (`bridges/langchain/_model_reply.py`, `_called_directly`), not ``astream`` again.
 
 These are the methods a ``BaseChatModel`` subclass implements; LangChain's public ``astream`` and
 ``ainvoke`` wrap them in callbacks, a cache and the rate limiter, which the relay's own call has
@@ -16,23 +16,26 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessageChunk
 from pydantic import Field
 
 from strands_middleware import InvokeModelStage
 from strands_middleware.bridges.langchain import LangChainBridge
-from strands_middleware.bridges.langchain._streaming import _called_directly
+from strands_middleware.bridges.langchain._model_reply import _called_directly, _only_text
 from strands_middleware.events import TextDeltaEvent
 
 from .test_langchain_native_model import ReplyModel, prompt
 
 LANGCHAIN_CORE = metadata.version("langchain-core")
 
+_USAGE: Any = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
+
 
 def _moved(what: str) -> str:
     return (
         f"langchain-core {LANGCHAIN_CORE} changed {what}, which the LangChain bridge calls "
         "directly: update _called_directly and _direct_stream in "
-        "src/strands_middleware/bridges/langchain/_streaming.py"
+        "src/strands_middleware/bridges/langchain/_model_reply.py"
     )
 
 
@@ -89,3 +92,24 @@ async def test_each_model_call_runs_the_model_once_through_its_own_method() -> N
     assert model.public == [], "the bridge went through LangChain's call machinery again"
     assert "".join(seen) == "one two three"
     assert "".join(str(c.content) for c in chunks) == "one two three"
+
+
+def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> None:
+    """The relay hands LangChain a model's own chunk for a delta let out unchanged only when it
+    equals ``AIMessageChunk(content=text)`` in every field (`_only_text`)."""
+    chunks = [
+        AIMessageChunk(content="plain"),
+        AIMessageChunk(content="with an id", id="run-1"),
+        AIMessageChunk(content="with metadata", response_metadata={"model": "m"}),
+        AIMessageChunk(content="with usage", usage_metadata=_USAGE),
+        AIMessageChunk(content="last", chunk_position="last"),
+        AIMessageChunk(content="named", name="bot"),
+        AIMessageChunk(content="extra", additional_kwargs={"refusal": None}),
+        AIMessageChunk(content="", tool_call_chunks=[{"name": "f", "args": "", "id": "1"}]),
+        AIMessageChunk(content=[{"type": "text", "text": "blocks"}]),
+        AIMessageChunk(content=""),
+    ]
+    for chunk in chunks:
+        content = chunk.content
+        equal = isinstance(content, str) and chunk == AIMessageChunk(content=content)
+        assert _only_text(chunk) == (equal and bool(content)), chunk

@@ -6,8 +6,10 @@ knows nothing of this library. Every test here drives ``create_agent`` with it.
 
 from __future__ import annotations
 
+import gc
 import sys
 import uuid
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any
 
@@ -29,7 +31,7 @@ from strands_middleware import (
 )
 from strands_middleware.bridges.langchain import LangChainBridge, SyncInvokeError
 from strands_middleware.catalog import Cache, ModelFallback, Retry
-from strands_middleware.events import TextDeltaEvent
+from strands_middleware.events import ModelStreamEvent, TextDeltaEvent
 from strands_middleware.testing import ScriptedModel, text_turn
 
 
@@ -251,3 +253,60 @@ async def test_a_streamed_run_ends_on_the_changed_result_with_the_deltas_id() ->
     assert "".join(shown) == "the model's words"
     assert answer.content == "rewritten"
     assert ids == {answer.id}
+
+
+async def test_context_model_is_one_object_per_native_chat_model() -> None:
+    """Handlers see the same ``context.model`` on every call to one chat model, so a handler
+    may compare it or hand it to a later call."""
+    seen: list[Any] = []
+
+    def note(context: Any) -> Any:
+        seen.append(context.model)
+        return context
+
+    model = ReplyModel(replies=["one", "two"])
+    agent = create_agent(model, middleware=[LangChainBridge(InvokeModelStage.input(note))])
+    await agent.ainvoke(prompt())
+    await agent.ainvoke(prompt())
+    assert len(seen) == 2
+    assert seen[0] is seen[1]
+    assert seen[0].host is model
+
+
+async def test_the_bridge_lets_go_of_chat_models_it_no_longer_sees() -> None:
+    """One bridge in agents of many chat models keeps a bounded few of their views."""
+    bridge = LangChainBridge(InvokeModelStage.input(lambda context: context))
+    first = ReplyModel(replies=["first"])
+    gone = weakref.ref(first)
+    await create_agent(first, middleware=[bridge]).ainvoke(prompt())
+    del first
+    for number in range(20):
+        await create_agent(ReplyModel(replies=[str(number)]), middleware=[bridge]).ainvoke(prompt())
+    gc.collect()
+    assert gone() is None
+
+
+async def test_a_native_models_text_block_opens_as_on_the_reference_agent() -> None:
+    """A Wrap handler sees a text block open with ``contentBlockStart``, as a model of this
+    library streams it, whether LangChain asks for the reply whole or streams it."""
+    chunks: list[list[str]] = []
+
+    async def watch(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+        chunks.append([])
+        async for event in next_fn(context):
+            if isinstance(event, ModelStreamEvent):
+                chunks[-1].extend(event.chunk)
+            yield event
+
+    model = ReplyModel(replies=["two words", "two words"])
+    agent = create_agent(model, middleware=[LangChainBridge(InvokeModelStage.wrap(watch))])
+    await agent.ainvoke(prompt())
+    async for _ in agent.astream(prompt(), stream_mode="messages"):
+        pass
+    for seen in chunks:
+        deltas = seen.count("contentBlockDelta")
+        assert deltas >= 1
+        expected = ["messageStart", "contentBlockStart", *["contentBlockDelta"] * deltas]
+        assert seen == [*expected, "contentBlockStop", "messageStop", "metadata"], seen
+    if sys.version_info >= (3, 11):  # LangChain streams the model under astream only
+        assert [each.count("contentBlockDelta") for each in chunks] == [1, 2]

@@ -131,13 +131,19 @@ class MessageBuilder:
         if "contentBlockDelta" in chunk and len(chunk) == 1:
             raw = chunk["contentBlockDelta"]
             # The commonest chunk of all: one more text fragment for the open text block, with
-            # no index. Every check of the full path would pass for it, so it skips them. What
-            # it reads is typed ``Any`` and checked by class (``__class__``, which type checkers
-            # do not narrow to a dict of unknowns): ``cast`` calls would cost a call each here,
-            # on every delta.
+            # no index or the open block's own. Every check of the full path would pass for it,
+            # so it skips them. What it reads is typed ``Any`` and checked by class
+            # (``__class__``, which type checkers do not narrow to a dict of unknowns): ``cast``
+            # calls would cost a call each here, on every delta.
             value: Any = raw
             if self._kind == "text" and self._stop_reason is None and value.__class__ is dict:
-                delta: Any = value.get("delta") if len(value) == 1 else None
+                size = len(value)
+                delta: Any = (
+                    value.get("delta")
+                    if size == 1
+                    or (size == 2 and value.get("contentBlockIndex") == self._block_index)
+                    else None
+                )
                 if delta.__class__ is dict and len(delta) == 1:
                     text: Any = delta.get("text")
                     if type(text) is str:

@@ -55,6 +55,7 @@ from ...events import (
     ModelMessageEvent,
     ModelStopReason,
     ModelStreamEvent,
+    TextDeltaEvent,
     ToolResultEvent,
     TypedEvent,
 )
@@ -64,6 +65,7 @@ from ...host._model_call import ModelStagePoint
 from ...host._model_stream import process_model_stream
 from ...host._tool_call import ToolStagePoint, make_tool_terminal
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
+from ...models import Model
 from ...stages._agent_stream import AgentStreamStage
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
@@ -71,18 +73,19 @@ from ._converse import (
     ai_message,
     converse_messages,
     converse_tool_choice,
-    converse_tool_specs,
     host_messages,
     host_tool_choice,
     host_tools,
     system_prompt_in,
     system_prompt_out,
+    tool_specs_of,
     tool_use_of,
 )
 from ._interrupts import interrupt_payload
+from ._kept_by_identity import KeptByIdentity
 from ._models import model_in, model_out
 from ._paused_threads import PausedThreadGuard, PausedThreads
-from ._streaming import Relay, RelayChatModel, calling_through
+from ._streaming import Relay, RelayChatModel, calling_through, relay_model_of
 from ._tool_answers import tool_answer_of, tool_call_of, tool_events
 from ._tools import LangChainTool, tool_in
 
@@ -105,8 +108,9 @@ _RUNTIME_KEY = "__pregel_runtime"
 # agent); the oldest is let go first.
 _INVOCATIONS_KEPT = 256
 
-# How many chat models' relay models the bridge keeps (the agent's model, fallbacks, ...).
-_RELAY_MODELS_KEPT = 16
+# How many chat models' relay models, and views, the bridge keeps (the agent's model,
+# fallbacks, ...); the one used longest ago is let go first.
+_MODELS_KEPT = 16
 
 
 _SYNC_REFUSED = (
@@ -198,7 +202,8 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
     def __init__(self, *middleware: MiddlewareSource) -> None:
         super().__init__()
         self._invocations: OrderedDict[int, tuple[object, dict[str, Any]]] = OrderedDict()
-        self._relay_models: OrderedDict[int, RelayChatModel] = OrderedDict()
+        self._relay_models = KeptByIdentity[RelayChatModel](_MODELS_KEPT)
+        self._views = KeptByIdentity[Model](_MODELS_KEPT)
         self._lock = threading.Lock()
         self._paused_threads = PausedThreads()
         if middleware:
@@ -211,16 +216,13 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
 
     def _relay_model(self, inner: Any) -> RelayChatModel:
         """The relay chat model of ``inner``: one per chat model, kept by the bridge."""
-        key = id(inner)
-        kept = self._relay_models.get(key)
-        if kept is not None and kept.inner is inner:
-            return kept
-        made = RelayChatModel(inner=inner)
-        with self._lock:
-            self._relay_models[key] = made
-            while len(self._relay_models) > _RELAY_MODELS_KEPT:
-                self._relay_models.popitem(last=False)
-        return made
+        return self._relay_models.get(inner, lambda: relay_model_of(inner))
+
+    def _view(self, host: Any) -> Model:
+        """What handlers see of the chat model ``host`` (`model_in`): one per chat model, so
+        ``context.model`` is the same object on every call to it (a handler may compare it, or
+        hand it back to a later call)."""
+        return self._views.get(host, lambda: model_in(host))
 
     def guard_paused_threads(
         self, checkpointer: BaseCheckpointSaver[Any]
@@ -316,11 +318,10 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         if not registry.has_handlers(InvokeModelStage):
             return await handler(request)
         messages, shown = converse_messages(request.messages)
-        tool_specs = converse_tool_specs(request.tools)
-        shown_specs = converse_tool_specs(request.tools)
+        shown_specs, tool_specs = tool_specs_of(request.tools)
         system_prompt = system_prompt_in(request.system_message)
         tool_choice = converse_tool_choice(request.tool_choice)
-        shown_model = model_in(request.model)
+        shown_model = self._view(request.model)
         point = ModelStagePoint(
             registry,
             agent=self,
@@ -488,7 +489,12 @@ async def _model_result(
             async for event in stream:
                 # A raw chunk has nothing to let out (the delta event after it has), and it is
                 # half of what streams: one test of its class, not the three of `let_out`.
-                if event.__class__ is ModelStreamEvent:
+                kind = event.__class__
+                if kind is ModelStreamEvent:
+                    continue
+                if kind is TextDeltaEvent and relays:
+                    # Most of the rest: `let_out`'s first case, inline (``text`` is its payload).
+                    relays[-1].out.append(event["data"])
                     continue
                 if isinstance(event, ModelStopReason):
                     result = event

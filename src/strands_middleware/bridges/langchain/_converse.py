@@ -12,7 +12,10 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import pickle
+import weakref
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, cast
 
 from langchain_core.messages import (
@@ -23,6 +26,7 @@ from langchain_core.messages import (
     ToolCall,
     ToolMessage,
 )
+from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from ...content import (
@@ -36,6 +40,7 @@ from ...content import (
     ToolSpec,
     ToolUse,
 )
+from ...host._tool_call import copy_containers
 
 __all__ = [
     "Shown",
@@ -50,6 +55,7 @@ __all__ = [
     "system_prompt_in",
     "system_prompt_out",
     "tool_message",
+    "tool_specs_of",
     "tool_use_of",
 ]
 
@@ -103,7 +109,8 @@ def host_messages(ours: Messages, shown: Shown) -> Sequence[BaseMessage]:
 
 
 def _copy(message: Message) -> Message:
-    return copy.deepcopy(message)
+    # Converse data is dicts, lists and plain values: new containers are a full copy.
+    return copy_containers(message)
 
 
 def _text_of(content: Any) -> list[ContentBlock]:
@@ -317,6 +324,37 @@ def converse_tool_specs(tools: Sequence[Any]) -> list[ToolSpec]:
             }
         )
     return specs
+
+
+# Each LangChain tool's Converse spec, and its pickle, by the tool's id while the tool lives: a
+# tool's schema is converted once, not on every model call of every agent that has it, and
+# each call's copy for handlers is unpickled (in C) rather than copied dict by dict.
+_SPECS: dict[int, tuple[weakref.ref[Any], ToolSpec, bytes]] = {}
+
+
+def tool_specs_of(tools: Sequence[Any]) -> tuple[list[ToolSpec], list[ToolSpec]]:
+    """LangChain's tools as Converse tool specs: the bridge's own (kept per ``BaseTool``,
+    never handed out) and a fresh copy of them for handlers to edit."""
+    kept = [_kept_spec(tool) for tool in tools]
+    return [spec for spec, _ in kept], [pickle.loads(blob) for _, blob in kept]
+
+
+def _kept_spec(tool: Any) -> tuple[ToolSpec, bytes]:
+    if not isinstance(tool, BaseTool):  # a provider's tool dict may be edited between calls
+        spec = converse_tool_specs([tool])[0]
+        return spec, pickle.dumps(spec, pickle.HIGHEST_PROTOCOL)
+    key = id(tool)
+    kept = _SPECS.get(key)
+    if kept is not None and kept[0]() is tool:
+        return kept[1], kept[2]
+    spec = converse_tool_specs([tool])[0]
+    blob = pickle.dumps(spec, pickle.HIGHEST_PROTOCOL)
+    _SPECS[key] = (weakref.ref(tool, partial(_forget_spec, key)), spec, blob)
+    return spec, blob
+
+
+def _forget_spec(key: int, _gone: object) -> None:
+    _SPECS.pop(key, None)
 
 
 def host_tools(ours: list[ToolSpec], shown: list[ToolSpec], host: list[Any]) -> list[Any]:

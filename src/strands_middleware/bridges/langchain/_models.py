@@ -215,6 +215,8 @@ def message_chunks(message: Message, usage: Usage) -> list[StreamEvent]:
     chunks: list[StreamEvent] = [{"messageStart": {"role": "assistant"}}]
     stop_reason: StopReason = "end_turn"
     for index, block in enumerate(message["content"]):
+        if "text" in block or "reasoningContent" in block:  # opens as on the reference agent
+            chunks.append({"contentBlockStart": {"contentBlockIndex": index, "start": {}}})
         if "text" in block:
             chunks.append(
                 {

@@ -12,15 +12,13 @@ few hundred chunks ahead. LangChain's reply is their aggregate, the last carryin
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
+import weakref
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextvars import ContextVar
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.base import LanguageModelInput
 from langchain_core.language_models.chat_models import generate_from_stream
@@ -31,17 +29,15 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable, RunnableBinding
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from langgraph.constants import TAG_NOSTREAM
 from pydantic import ConfigDict
 
-from ...content import StopReason, StreamEvent
+from ...content import StreamEvent
 from ...events import ModelStopReason, TextDeltaEvent, ToolUseDeltaEvent, TypedEvent
-from ._models import LibraryChatModel
+from ._model_reply import WHOLE_WHEN_ASKED, Spare, converse_stream, host_stream
 
-__all__ = ["Relay", "RelayChatModel", "calling_through"]
+__all__ = ["Relay", "RelayChatModel", "calling_through", "relay_model_of"]
 
 _T = TypeVar("_T")
 
@@ -136,13 +132,16 @@ class Relay:
         return first is not _END
 
     async def source(self) -> AsyncGenerator[StreamEvent, None]:
-        """The chunks for the terminal (after `begin`): each sent once the chain asks for it."""
+        """The chunks for the terminal (after `begin`), each once the chain asks for it."""
         yield self._first
         chunks = self.chunks
         wake = self.wake
         while True:
-            wake.set()
-            chunk = chunks.popleft() if chunks else await self._next()
+            if chunks:
+                chunk = chunks.popleft()
+            else:  # caught up: ask for more (the relay may be waiting, `ahead` chunks ahead)
+                wake.set()
+                chunk = await self._next()
             if chunk is _END:
                 return
             if isinstance(chunk, BaseException):
@@ -233,11 +232,13 @@ class RelayChatModel(BaseChatModel):
     ) -> ChatResult:
         relay = self.current_relay()
         if relay.used:  # the model called again inside one call of the chain: no chain for it
-            own = [chunk async for chunk in _host_stream(self.inner, messages, kwargs)]
+            own = [chunk async for chunk in host_stream(self.inner, messages, kwargs)]
             return generate_from_stream(ChatGenerationChunk(message=each) for each in own)
         metadata: dict[str, Any] = {}
-        relayed = _relayed(self, messages, kwargs, metadata, _AHEAD, whole=_WHOLE_WHEN_ASKED)
-        deltas = [delta async for delta in relayed]
+        relayed = _relayed(self, messages, kwargs, metadata, _AHEAD, whole=WHOLE_WHEN_ASKED)
+        deltas: list[_Delta] = []
+        async for batch in relayed:
+            deltas += batch
         texts = [delta for delta in deltas if isinstance(delta, str)]
         calls: dict[int, dict[str, Any]] = {}
         for delta in deltas:
@@ -259,14 +260,22 @@ class RelayChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         relay = self.current_relay()
         if relay.used:  # the model called again inside one call of the chain: no chain for it
-            async for own in _host_stream(self.inner, messages, kwargs):
+            async for own in host_stream(self.inner, messages, kwargs):
                 yield ChatGenerationChunk(message=own)
             return
         metadata: dict[str, Any] = {}
-        async for delta in _relayed(self, messages, kwargs, metadata, _AHEAD, whole=False):
-            if isinstance(delta, str):
-                yield ChatGenerationChunk(message=AIMessageChunk(content=delta))
-            else:
+        spare: Spare = {}
+        relayed = _relayed(self, messages, kwargs, metadata, _AHEAD, whole=False, spare=spare)
+        async for batch in relayed:
+            for delta in batch:
+                if isinstance(delta, str):
+                    kept = spare.pop(delta, None)
+                    yield (
+                        kept
+                        if kept is not None
+                        else ChatGenerationChunk(message=AIMessageChunk(content=delta))
+                    )
+                    continue
                 index, tool_use_id, name, fragment = delta
                 call: Any = {"name": name, "args": fragment, "id": tool_use_id, "index": index}
                 yield ChatGenerationChunk(
@@ -283,8 +292,10 @@ async def _relayed(
     ahead: int,
     *,
     whole: bool,
-) -> AsyncGenerator[_Delta, None]:
-    """Stream the real model through the chain; yield the deltas the chain let out.
+    spare: Spare | None = None,
+) -> AsyncGenerator[list[_Delta], None]:
+    """Stream the real model through the chain; yield the deltas the chain let out (in batches:
+    those it let out since the last).
 
     Up to ``ahead`` chunks go to the chain before the relay waits for it to ask for more.
     ``whole``: LangChain asked the relay for its reply whole, so the real model is asked the
@@ -292,7 +303,7 @@ async def _relayed(
     """
     relay = model.current_relay()
     relay.used = True
-    source = _converse_stream(model.inner, messages, kwargs, metadata, whole)
+    source = converse_stream(model.inner, messages, kwargs, metadata, whole=whole, spare=spare)
     try:
         chunks = relay.chunks
         async for chunk in source:
@@ -304,8 +315,8 @@ async def _relayed(
                 continue
             # What the chain let out while the model was being read (a model waiting on its
             # connection lets the chain run) streams on at once.
-            for out in _drain(relay):
-                yield out
+            if relay.out:
+                yield _drain(relay)
             if relay.settled:
                 break
     except Exception as failure:
@@ -317,8 +328,8 @@ async def _relayed(
     while not relay.settled:
         relay.wake.clear()
         await relay.wake.wait()
-    for out in _drain(relay):
-        yield out
+    if relay.out:
+        yield _drain(relay)
 
 
 def _drain(relay: Relay) -> list[_Delta]:
@@ -351,250 +362,16 @@ def _last_chunk(
     )
 
 
-def _bound(model: BaseChatModel, kwargs: dict[str, Any]) -> Runnable[LanguageModelInput, Any]:
-    rest = {k: v for k, v in kwargs.items() if k not in ("bound_tools", "bound_tool_choice")}
-    tools = kwargs.get("bound_tools")
-    if tools:
-        return model.bind_tools(tools, tool_choice=kwargs.get("bound_tool_choice"), **rest)
-    return model.bind(**rest) if rest else model
+# The relay models in use, by their chat model's id: every bridge calling one chat model shares
+# one, so what LangChain derives from a chat model once and keeps on it (its serialization, for
+# the callbacks of each call) is derived once, not once per agent. A relay holds its chat model,
+# so an id here names one model for as long as the entry lives; entries go with their relays.
+_RELAYS: weakref.WeakValueDictionary[int, RelayChatModel] = weakref.WeakValueDictionary()
 
 
-# On 3.10 LangChain asks for a whole reply even under astream (tasks copy no context): stream it.
-_WHOLE_WHEN_ASKED = sys.version_info >= (3, 11)
-
-# What LangChain's streaming takes out of the call's keywords before it calls ``_astream``.
-_NOT_SENT = ("ls_structured_output_format", "structured_output_format")
-
-
-def _called_directly(model: BaseChatModel, whole: bool) -> str | None:
-    """How the relay may call ``model`` itself: ``"_astream"``, ``"_agenerate"`` or None.
-
-    LangChain's own call would report to callbacks (the relay's run already did), wait for the
-    rate limiter (done here), read a cache or rewrite the reply: a model with callbacks, a cache
-    or rewriting goes through it (None). ``whole``: the reply was asked for whole."""
-    kind = type(model)
-    if (
-        model.callbacks
-        or model.verbose
-        or getattr(model, "output_version", None) == "v1"
-        or (whole and model.disable_streaming is True)
-    ):
-        return None
-    streams = (
-        kind._astream is not BaseChatModel._astream  # pyright: ignore[reportPrivateUsage]
-        and not model.disable_streaming
-    )
-    always_streams = "streaming" in model.model_fields_set and getattr(model, "streaming", None)
-    if streams and (not whole or always_streams is True):
-        return "_astream"
-    cached = model.cache is not False and (model.cache is not None or get_llm_cache() is not None)
-    if not whole or cached:
-        return None
-    return "_agenerate"
-
-
-async def _direct_stream(
-    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any], whole: bool
-) -> AsyncGenerator[AIMessageChunk, None] | None:
-    """The real model's reply from its own ``_astream``/``_agenerate`` (`_called_directly`).
-
-    The messages are what LangChain's call of the relay already normalised; the keywords are
-    those the model's own ``bind_tools`` binds. None when the model cannot be called this way.
-    """
-    how = _called_directly(model, whole)
-    if how is None:
-        return None
-    bound = _bound(model, kwargs)
-    sent: dict[str, Any]
-    if bound is model:
-        sent = {}
-    elif (
-        isinstance(bound, RunnableBinding)
-        and bound.bound is model
-        and not bound.config
-        and not bound.config_factories
-    ):
-        sent = {k: v for k, v in bound.kwargs.items() if k not in _NOT_SENT}
-    else:
-        return None
-    if model.rate_limiter is not None:
-        await model.rate_limiter.aacquire(blocking=True)
-    if how == "_agenerate":
-        return _own_reply(model, messages, sent)
-    return _own_chunks(model, messages, sent)
-
-
-async def _own_reply(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGenerator[Any, None]:
-    result = await model._agenerate(messages, stop=None, **sent)  # pyright: ignore[reportPrivateUsage]
-    generation = result.generations[0]
-    message = generation.message
-    metadata = {**(generation.generation_info or {}), **message.response_metadata}
-    if not isinstance(message, AIMessage):
-        raise TypeError(f"the chat model answered with {type(message).__name__}, not AIMessage")
-    calls: Any = [
-        {"name": call["name"], "args": json.dumps(call["args"]), "id": call["id"], "index": index}
-        for index, call in enumerate(message.tool_calls)
-    ]
-    yield AIMessageChunk(
-        content=message.content,
-        tool_call_chunks=calls,
-        usage_metadata=message.usage_metadata,
-        response_metadata=metadata,
-        id=message.id,
-    )
-
-
-async def _own_chunks(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGenerator[Any, None]:
-    streamed: AsyncIterator[ChatGenerationChunk] = model._astream(  # pyright: ignore[reportPrivateUsage]
-        messages, stop=None, **sent
-    )
-    async for generation in streamed:
-        message = generation.message
-        info = generation.generation_info
-        if info:  # LangChain folds a chunk's generation info into its metadata
-            message.response_metadata = {**info, **message.response_metadata}
-        if isinstance(message, AIMessageChunk):
-            yield message
-
-
-async def _host_stream(
-    model: BaseChatModel,
-    messages: list[BaseMessage],
-    kwargs: dict[str, Any],
-    *,
-    whole: bool = False,
-) -> AsyncGenerator[AIMessageChunk, None]:
-    """The real model's own chunks, kept out of every stream the caller reads (the relay's go):
-    called directly (`_direct_stream`) it reports to no callbacks; otherwise the tag keeps them
-    out of LangGraph's message stream and no inherited callbacks out of ``astream_events``,
-    where the caller would see chunks a handler withheld."""
-    direct = await _direct_stream(model, messages, kwargs, whole)
-    if direct is not None:
-        async for chunk in direct:
-            yield chunk
-        return
-    config: Any = {"tags": [TAG_NOSTREAM], "callbacks": []}
-    async for chunk in _bound(model, kwargs).astream(messages, config):
-        if isinstance(chunk, AIMessageChunk):
-            yield chunk
-        elif isinstance(chunk, AIMessage):  # pragma: no cover - chat models stream chunks
-            yield AIMessageChunk(**chunk.model_dump(exclude={"type"}))
-
-
-def _converse_stream(
-    model: BaseChatModel,
-    messages: list[BaseMessage],
-    kwargs: dict[str, Any],
-    metadata: dict[str, Any],
-    whole: bool,
-) -> AsyncGenerator[StreamEvent, None]:
-    """The real model's reply as Converse chunks (a model of this library's own, unchanged)."""
-    if isinstance(model, LibraryChatModel):
-        bound: list[Any] = kwargs.get("bound_tools") or []
-        sent: dict[str, Any] = {}
-        if bound:
-            sent["tools"] = [convert_to_openai_tool(each) for each in bound]
-            sent["tool_choice"] = kwargs.get("bound_tool_choice")
-        # The model's own stream, not a generator around it: one hop fewer on every chunk.
-        return model.stream_converse(messages, sent)
-    return _host_converse(model, messages, kwargs, metadata, whole)
-
-
-async def _host_converse(
-    model: BaseChatModel,
-    messages: list[BaseMessage],
-    kwargs: dict[str, Any],
-    metadata: dict[str, Any],
-    whole: bool,
-) -> AsyncGenerator[StreamEvent, None]:
-    """A LangChain chat model's chunks as Converse chunks; its metadata is kept in ``metadata``.
-
-    The message starts once the model has produced its first chunk, not before: a model that
-    fails at once has streamed nothing, so a handler that retries or falls back on its error
-    sees no output under way.
-    """
-    usage: dict[str, int] = {}
-    open_kind: str | None = None
-    index = -1
-    tool_index: Any = None
-    any_tool = False
-    started = False
-    async for chunk in _host_stream(model, messages, kwargs, whole=whole):
-        if not started:
-            started = True
-            yield {"messageStart": {"role": "assistant"}}
-        metadata.update(chunk.response_metadata)
-        counted: Any = chunk.usage_metadata or {}
-        if counted:
-            for key, value in counted.items():
-                if isinstance(value, int):
-                    usage[key] = usage.get(key, 0) + value
-        for text in _texts(chunk.content):
-            if open_kind != "text":
-                if open_kind is not None:
-                    yield {"contentBlockStop": {"contentBlockIndex": index}}
-                index += 1
-                open_kind = "text"
-            yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": text}}}
-        calls: list[Any] = list(chunk.tool_call_chunks)
-        for call in calls:
-            if open_kind != "toolUse" or call.get("index") != tool_index:
-                if open_kind is not None:
-                    yield {"contentBlockStop": {"contentBlockIndex": index}}
-                index += 1
-                open_kind = "toolUse"
-                tool_index = call.get("index")
-                any_tool = True
-                yield {
-                    "contentBlockStart": {
-                        "contentBlockIndex": index,
-                        "start": {
-                            "toolUse": {
-                                "toolUseId": call.get("id") or "",
-                                "name": call.get("name") or "",
-                            }
-                        },
-                    }
-                }
-            args = call.get("args")
-            if args:
-                yield {
-                    "contentBlockDelta": {
-                        "contentBlockIndex": index,
-                        "delta": {"toolUse": {"input": args}},
-                    }
-                }
-    if not started:
-        yield {"messageStart": {"role": "assistant"}}
-    if open_kind is not None:
-        yield {"contentBlockStop": {"contentBlockIndex": index}}
-    finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
-    reason: StopReason = "max_tokens" if finish in ("length", "max_tokens") else "end_turn"
-    if any_tool:
-        reason = "tool_use"
-    yield {"messageStop": {"stopReason": reason}}
-    yield {
-        "metadata": {
-            "usage": {
-                "inputTokens": usage.get("input_tokens", 0),
-                "outputTokens": usage.get("output_tokens", 0),
-                "totalTokens": usage.get("total_tokens", 0),
-            },
-            "metrics": {"latencyMs": 0},
-        }
-    }
-
-
-def _texts(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content] if content else []
-    texts: list[str] = []
-    blocks: list[Any] = list(content)
-    for block in blocks:
-        if isinstance(block, str):
-            texts.append(block)
-        elif isinstance(block, dict):
-            fields = cast("dict[str, Any]", block)
-            if fields.get("type") == "text" and fields.get("text"):
-                texts.append(str(fields["text"]))
-    return texts
+def relay_model_of(inner: BaseChatModel) -> RelayChatModel:
+    """The relay chat model of ``inner``, shared while anything holds it."""
+    relay = _RELAYS.get(id(inner))
+    if relay is None or relay.inner is not inner:
+        relay = _RELAYS[id(inner)] = RelayChatModel(inner=inner)
+    return relay

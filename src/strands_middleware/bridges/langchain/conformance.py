@@ -125,8 +125,8 @@ class LangChainAgent:
         # The history the agent was set up with joins the thread with its first prompt.
         seed, self._seed = list(host_messages(self._seed, Shown([]))), []
         before = await self._length()
-        result = await self.agent.ainvoke(
-            {"messages": [*seed, HumanMessage(content=prompt)]}, self._config, context=context
+        result = await self._drive(
+            {"messages": [*seed, HumanMessage(content=prompt)]}, context=context
         )
         return self._report(result, before + len(seed))
 
@@ -136,7 +136,27 @@ class LangChainAgent:
         paused = await self.agent.aget_state(self._config)
         command = resume_command(paused, responses, middleware=self.bridge)
         before = await self._length()
-        return self._report(await self.agent.ainvoke(command, self._config), before)
+        return self._report(await self._drive(command), before)
+
+    async def _drive(self, given: Any, context: Any = None) -> dict[str, Any]:
+        """Run the agent as ``ainvoke`` would, streaming its messages as a UI does.
+
+        Under ``ainvoke`` LangChain asks a chat model for its reply whole (with or without
+        middleware), so Wrap handlers see one delta per block; streamed, the model streams and
+        they see each of its deltas, which is what the kit compares with the reference agent.
+        The result is ``ainvoke``'s: the last state, with the run's interrupts.
+        """
+        state: dict[str, Any] = {}
+        paused: list[Any] = []
+        modes = ["messages", "updates", "values"]
+        async for mode, part in self.agent.astream(
+            given, self._config, context=context, stream_mode=modes
+        ):
+            if mode == "values":
+                state = part
+            elif mode == "updates" and "__interrupt__" in part:
+                paused.extend(part["__interrupt__"])
+        return {**state, "__interrupt__": paused} if paused else state
 
     def forget(self) -> None:
         # A fresh thread: LangChain keeps a conversation per thread id.
@@ -212,19 +232,7 @@ class LangChainHarness:
             Capability.CALLER_STATE,
         }
     )
-    known_failures: Mapping[str, str] = {
-        # With a plain BaseChatModel (what a user brings), the bridge's own path differs from
-        # the one it takes for this library's models: each is a defect of the bridge.
-        "per_call_model_switch_leaves_the_agent_model[native model]": (
-            "each call shows handlers a fresh ChatModelView of a real chat model, so "
-            "context.model is not the same object from one call to the next"
-        ),
-        "wrap_handlers_see_the_reference_event_stream[native model]": (
-            "the bridge turns a real chat model's chunks into Converse without a "
-            "contentBlockStart for text blocks, so Wrap handlers see fewer stream events than "
-            "on the reference agent"
-        ),
-    }
+    known_failures: Mapping[str, str] = {}
 
     def model(self, script: Model) -> object:
         if isinstance(script, ScriptedModel):

@@ -1,0 +1,364 @@
+"""The real chat model's reply, read for the relay: as LangChain chunks, then as Converse chunks.
+
+Where it can (`_called_directly`), the relay calls the chat model's own ``_astream`` or
+``_agenerate`` (the one private seam of the bridge: LangChain's ``astream``/``ainvoke`` around
+them would report to callbacks and run the rate limiter a second time); otherwise its public
+``astream``, kept out of every stream the caller reads. `converse_stream` turns the chunks into
+the Converse chunks the chain's terminal reads.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, cast
+
+from langchain_core.globals import get_llm_cache
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.base import LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.runnables import Runnable, RunnableBinding
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.constants import TAG_NOSTREAM
+
+from ...content import StopReason, StreamEvent
+from ._models import LibraryChatModel
+
+__all__ = ["WHOLE_WHEN_ASKED", "Spare", "converse_stream", "host_stream"]
+
+# The model's own chunks that held one text delta and nothing else, by their text: the relay
+# hands LangChain the very chunk for a delta the chain let out unchanged (a chunk built afresh
+# would be equal in every field, at the cost of two pydantic models a delta).
+Spare = dict[str, ChatGenerationChunk]
+
+
+def _bound(model: BaseChatModel, kwargs: dict[str, Any]) -> Runnable[LanguageModelInput, Any]:
+    rest = {k: v for k, v in kwargs.items() if k not in ("bound_tools", "bound_tool_choice")}
+    tools = kwargs.get("bound_tools")
+    if tools:
+        return model.bind_tools(tools, tool_choice=kwargs.get("bound_tool_choice"), **rest)
+    return model.bind(**rest) if rest else model
+
+
+# On 3.10 LangChain asks for a whole reply even under astream (tasks copy no context): stream it.
+WHOLE_WHEN_ASKED = sys.version_info >= (3, 11)
+
+# What LangChain's streaming takes out of the call's keywords before it calls ``_astream``.
+_NOT_SENT = ("ls_structured_output_format", "structured_output_format")
+
+
+def _called_directly(model: BaseChatModel, whole: bool) -> str | None:
+    """How the relay may call ``model`` itself: ``"_astream"``, ``"_agenerate"`` or None.
+
+    LangChain's own call would report to callbacks (the relay's run already did), wait for the
+    rate limiter (done here), read a cache or rewrite the reply: a model with callbacks, a cache
+    or rewriting goes through it (None). ``whole``: the reply was asked for whole."""
+    kind = type(model)
+    if (
+        model.callbacks
+        or model.verbose
+        or getattr(model, "output_version", None) == "v1"
+        or (whole and model.disable_streaming is True)
+    ):
+        return None
+    streams = (
+        kind._astream is not BaseChatModel._astream  # pyright: ignore[reportPrivateUsage]
+        and not model.disable_streaming
+    )
+    always_streams = "streaming" in model.model_fields_set and getattr(model, "streaming", None)
+    if streams and (not whole or always_streams is True):
+        return "_astream"
+    cached = model.cache is not False and (model.cache is not None or get_llm_cache() is not None)
+    if not whole or cached:
+        return None
+    return "_agenerate"
+
+
+async def _direct_stream(
+    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any], whole: bool
+) -> AsyncIterator[Any] | None:
+    """The real model's reply from its own ``_astream``/``_agenerate`` (`_called_directly`), as
+    `ChatGenerationChunk`s (or `_Piece`s of the same shape).
+
+    The messages are what LangChain's call of the relay already normalised; the keywords are
+    those the model's own ``bind_tools`` binds. None when the model cannot be called this way.
+    """
+    how = _called_directly(model, whole)
+    if how is None:
+        return None
+    bound = _bound(model, kwargs)
+    sent: dict[str, Any]
+    if bound is model:
+        sent = {}
+    elif (
+        isinstance(bound, RunnableBinding)
+        and bound.bound is model
+        and not bound.config
+        and not bound.config_factories
+    ):
+        sent = {k: v for k, v in bound.kwargs.items() if k not in _NOT_SENT}
+    else:
+        return None
+    if model.rate_limiter is not None:
+        await model.rate_limiter.aacquire(blocking=True)
+    if how == "_agenerate":
+        return _own_reply(model, messages, sent)
+    # The model's own stream itself, not a generator around it: one hop fewer on every chunk.
+    streamed: AsyncIterator[ChatGenerationChunk] = model._astream(  # pyright: ignore[reportPrivateUsage]
+        messages, stop=None, **sent
+    )
+    return streamed
+
+
+class _Piece:
+    """A chunk of the reply with no generation info: a `ChatGenerationChunk`'s shape, unbuilt."""
+
+    __slots__ = ("message",)
+
+    generation_info = None
+
+    def __init__(self, message: Any) -> None:
+        self.message = message
+
+
+async def _own_reply(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGenerator[Any, None]:
+    result = await model._agenerate(messages, stop=None, **sent)  # pyright: ignore[reportPrivateUsage]
+    generation = result.generations[0]
+    message = generation.message
+    metadata = {**(generation.generation_info or {}), **message.response_metadata}
+    if not isinstance(message, AIMessage):
+        raise TypeError(f"the chat model answered with {type(message).__name__}, not AIMessage")
+    calls: Any = [
+        {"name": call["name"], "args": json.dumps(call["args"]), "id": call["id"], "index": index}
+        for index, call in enumerate(message.tool_calls)
+    ]
+    yield _Piece(
+        AIMessageChunk(
+            content=message.content,
+            tool_call_chunks=calls,
+            usage_metadata=message.usage_metadata,
+            response_metadata=metadata,
+            id=message.id,
+        )
+    )
+
+
+# A chunk's fields besides its text, and their values on ``AIMessageChunk(content=text)``.
+_NOT_TEXT = (
+    "id",
+    "name",
+    "usage_metadata",
+    "chunk_position",
+    "tool_call_chunks",
+    "tool_calls",
+    "invalid_tool_calls",
+    "additional_kwargs",
+    "response_metadata",
+)
+_TEXT_ONLY: tuple[Any, ...] = (None, None, None, None, [], [], [], {}, {})
+
+
+def _only_text(message: AIMessageChunk) -> bool:
+    """Whether the chunk is equal to ``AIMessageChunk(content=its text)`` in every field.
+
+    Its fields are read from its ``__dict__`` at once (a pydantic model keeps them there):
+    this runs on every chunk of the reply."""
+    content = message.content
+    return (
+        message.__class__ is AIMessageChunk
+        and content.__class__ is str
+        and content != ""
+        and tuple(map(message.__dict__.get, _NOT_TEXT)) == _TEXT_ONLY
+        and not message.__pydantic_extra__
+    )
+
+
+async def _pieces(
+    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any], whole: bool
+) -> AsyncIterator[Any]:
+    """The real model's reply as `ChatGenerationChunk`s (or `_Piece`s), kept out of every stream
+    the caller reads (the relay's go): called directly (`_direct_stream`) it reports to no
+    callbacks; otherwise the tag keeps them out of LangGraph's message stream and no inherited
+    callbacks out of ``astream_events``, where the caller would see chunks a handler withheld."""
+    direct = await _direct_stream(model, messages, kwargs, whole)
+    return direct if direct is not None else _public_stream(model, messages, kwargs)
+
+
+async def host_stream(
+    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
+) -> AsyncGenerator[AIMessageChunk, None]:
+    """The real model's own chunks (see `_pieces`), with their generation info folded in."""
+    async for piece in await _pieces(model, messages, kwargs, whole=False):
+        message = _message_of(piece)
+        if message is not None:
+            yield message
+
+
+def _message_of(piece: Any) -> AIMessageChunk | None:
+    message = piece.message
+    info = piece.generation_info
+    if info:  # LangChain folds a chunk's generation info into its metadata
+        message.response_metadata = {**info, **message.response_metadata}
+    return message if isinstance(message, AIMessageChunk) else None
+
+
+async def _public_stream(
+    model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
+) -> AsyncGenerator[_Piece, None]:
+    config: Any = {"tags": [TAG_NOSTREAM], "callbacks": []}
+    async for chunk in _bound(model, kwargs).astream(messages, config):
+        if isinstance(chunk, AIMessageChunk):
+            yield _Piece(chunk)
+        elif isinstance(chunk, AIMessage):  # pragma: no cover - chat models stream chunks
+            yield _Piece(AIMessageChunk(**chunk.model_dump(exclude={"type"})))
+
+
+def converse_stream(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    kwargs: dict[str, Any],
+    metadata: dict[str, Any],
+    *,
+    whole: bool,
+    spare: Spare | None = None,
+) -> AsyncGenerator[StreamEvent, None]:
+    """The real model's reply as Converse chunks (a model of this library's own, unchanged)."""
+    if isinstance(model, LibraryChatModel):
+        bound: list[Any] = kwargs.get("bound_tools") or []
+        sent: dict[str, Any] = {}
+        if bound:
+            sent["tools"] = [convert_to_openai_tool(each) for each in bound]
+            sent["tool_choice"] = kwargs.get("bound_tool_choice")
+        # The model's own stream, not a generator around it: one hop fewer on every chunk.
+        return model.stream_converse(messages, sent)
+    return _host_converse(model, messages, kwargs, metadata, whole=whole, spare=spare)
+
+
+async def _host_converse(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    kwargs: dict[str, Any],
+    metadata: dict[str, Any],
+    *,
+    whole: bool,
+    spare: Spare | None,
+) -> AsyncGenerator[StreamEvent, None]:
+    """A LangChain chat model's chunks as Converse chunks; its metadata is kept in ``metadata``.
+
+    The message starts once the model has produced its first chunk, not before: a model that
+    fails at once has streamed nothing, so a handler that retries or falls back on its error
+    sees no output under way.
+    """
+    usage: dict[str, int] = {}
+    open_kind: str | None = None
+    index = -1
+    tool_index: Any = None
+    any_tool = False
+    started = False
+    async for piece in await _pieces(model, messages, kwargs, whole):
+        chunk = piece.message  # `_message_of`, inline: this runs on every chunk
+        if piece.generation_info:
+            chunk.response_metadata = {**piece.generation_info, **chunk.response_metadata}
+        if not isinstance(chunk, AIMessageChunk):
+            continue
+        if not started:
+            started = True
+            yield {"messageStart": {"role": "assistant"}}
+        content: Any = chunk.content
+        if _only_text(chunk):  # (generation info would be in its metadata by now)
+            if spare is not None and piece.__class__ is ChatGenerationChunk:
+                spare[content] = piece
+            if open_kind == "text":  # one more piece of the open text (most chunks)
+                delta: Any = {"text": content}
+                yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": delta}}
+                continue
+        _note(chunk, metadata, usage)
+        for text in _texts(content):
+            if open_kind != "text":
+                if open_kind is not None:
+                    yield {"contentBlockStop": {"contentBlockIndex": index}}
+                index += 1
+                open_kind = "text"
+                yield {"contentBlockStart": {"contentBlockIndex": index, "start": {}}}
+            yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": text}}}
+        calls: list[Any] = list(chunk.tool_call_chunks)
+        for call in calls:
+            if open_kind != "toolUse" or call.get("index") != tool_index:
+                if open_kind is not None:
+                    yield {"contentBlockStop": {"contentBlockIndex": index}}
+                index += 1
+                open_kind = "toolUse"
+                tool_index = call.get("index")
+                any_tool = True
+                yield {
+                    "contentBlockStart": {
+                        "contentBlockIndex": index,
+                        "start": {
+                            "toolUse": {
+                                "toolUseId": call.get("id") or "",
+                                "name": call.get("name") or "",
+                            }
+                        },
+                    }
+                }
+            args = call.get("args")
+            if args:
+                yield {
+                    "contentBlockDelta": {
+                        "contentBlockIndex": index,
+                        "delta": {"toolUse": {"input": args}},
+                    }
+                }
+    if not started:
+        yield {"messageStart": {"role": "assistant"}}
+    if open_kind is not None:
+        yield {"contentBlockStop": {"contentBlockIndex": index}}
+    for ending in _ending(metadata, usage, any_tool=any_tool):
+        yield ending
+
+
+def _note(chunk: AIMessageChunk, metadata: dict[str, Any], usage: dict[str, int]) -> None:
+    """Keep the chunk's metadata, and add its usage to the reply's."""
+    metadata.update(chunk.response_metadata)
+    counted: Any = chunk.usage_metadata or {}
+    for key, value in counted.items():
+        if isinstance(value, int):
+            usage[key] = usage.get(key, 0) + value
+
+
+def _ending(metadata: dict[str, Any], usage: dict[str, int], *, any_tool: bool) -> list[Any]:
+    """The reply's closing chunks: its stop reason, then its usage."""
+    finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
+    reason: StopReason = "max_tokens" if finish in ("length", "max_tokens") else "end_turn"
+    if any_tool:
+        reason = "tool_use"
+    return [
+        {"messageStop": {"stopReason": reason}},
+        {
+            "metadata": {
+                "usage": {
+                    "inputTokens": usage.get("input_tokens", 0),
+                    "outputTokens": usage.get("output_tokens", 0),
+                    "totalTokens": usage.get("total_tokens", 0),
+                },
+                "metrics": {"latencyMs": 0},
+            }
+        },
+    ]
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content] if content else []
+    texts: list[str] = []
+    blocks: list[Any] = list(content)
+    for block in blocks:
+        if isinstance(block, str):
+            texts.append(block)
+        elif isinstance(block, dict):
+            fields = cast("dict[str, Any]", block)
+            if fields.get("type") == "text" and fields.get("text"):
+                texts.append(str(fields["text"]))
+    return texts
