@@ -206,7 +206,7 @@ class ModelRelay:
             made_events, open_block = self._other(first, None)
             for each in made_events:
                 yield each
-            pending = self.pending
+            note = self.pending.append
             event: Any
             async for event in stream:
                 # A text delta of the open block is nearly every event: it takes the short
@@ -215,7 +215,7 @@ class ModelRelay:
                 if event.__class__ is ResponseTextDeltaEvent and event.output_index == open_block:
                     text = event.delta
                     made: StreamEvent = {"contentBlockDelta": {"delta": {"text": text}}}
-                    pending.append((made, event))
+                    note((made, event))
                     yield ModelStreamEvent(made)
                     yield TextDeltaEvent(text)
                 else:
