@@ -72,7 +72,9 @@ class _ModelCall:
         self.wrapped = model.wrapped
         self._request = request
         messages = converse_messages(request.input)
-        self._shown_messages = converse_messages(request.input)
+        # What the handlers were shown, as text: it takes any change they make in place (a
+        # block edited, a message added) and is cheaper to make than a second translation.
+        self._shown_messages = repr(messages)
         specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
         self._specs = [tool_spec_of(t) for t in _function_tools(request.tools)]
         self.relay = ModelRelay(kwargs)
@@ -91,7 +93,7 @@ class _ModelCall:
     def _arguments(self, ours: InvokeModelContext) -> tuple[Any, ...]:
         request = self._request
         items: str | list[TResponseInputItem] = request.input
-        if ours.messages != self._shown_messages:
+        if repr(ours.messages) != self._shown_messages:
             items = host_input(ours.messages)
         settings = request.settings
         choice = host_tool_choice(ours.tool_choice)
