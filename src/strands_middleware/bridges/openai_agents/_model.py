@@ -216,6 +216,8 @@ class MiddlewareModel(Model):
         call = _ModelCall(self, request, kwargs)
         relay = call.relay
         pending = relay.pending
+        popleft = pending.popleft
+        noted: Any
         result: ModelStopReason | None = None
         async with call.point.open(call.streamed_terminal) as stream:
             async for event in stream:
@@ -225,14 +227,18 @@ class MiddlewareModel(Model):
                     # passes that very chunk on: in turn (the head of what is pending) when
                     # handlers pass the stream through, out of turn when one held a chunk back.
                     chunk = event["event"]
-                    if pending and pending[0][0] is chunk:
-                        noted: Any = pending.popleft()[1]
+                    try:
+                        noted_chunk, noted = popleft()
+                    except IndexError:
+                        continue  # nothing pending: a chunk no model's event was noted with
+                    if noted_chunk is chunk:
                         if noted.__class__ is list:
                             for each in noted:
                                 yield each
                         else:
                             yield noted
-                    elif pending:
+                    else:
+                        pending.appendleft((noted_chunk, noted))
                         for each in relay.passed_late(chunk):
                             yield each
                 elif kind is not TextDeltaEvent and isinstance(event, ModelStopReason):
