@@ -72,9 +72,10 @@ class _ModelCall:
         self.wrapped = model.wrapped
         self._request = request
         messages = converse_messages(request.input)
-        # What the handlers were shown, as text: it takes any change they make in place (a
-        # block edited, a message added) and is cheaper to make than a second translation.
-        self._shown_messages = repr(messages)
+        # A copy of what the handlers were shown, to tell any change they make in place (a
+        # block edited, a message added). A second translation is the cheapest such copy (its
+        # text, ``repr``, costs more).
+        self._shown_messages = converse_messages(request.input)
         specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
         self._specs = [tool_spec_of(t) for t in _function_tools(request.tools)]
         self.relay = ModelRelay(kwargs)
@@ -93,7 +94,7 @@ class _ModelCall:
     def _arguments(self, ours: InvokeModelContext) -> tuple[Any, ...]:
         request = self._request
         items: str | list[TResponseInputItem] = request.input
-        if repr(ours.messages) != self._shown_messages:
+        if ours.messages != self._shown_messages:
             items = host_input(ours.messages)
         settings = request.settings
         choice = host_tool_choice(ours.tool_choice)
