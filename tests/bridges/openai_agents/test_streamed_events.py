@@ -14,6 +14,7 @@ os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 from collections.abc import AsyncGenerator
 from typing import Any
 
+import pytest
 from agents import Agent, RawResponsesStreamEvent, RunConfig, Runner, set_tracing_disabled
 
 from strands_middleware import InvokeModelContext, InvokeModelStage
@@ -21,7 +22,8 @@ from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
 from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
 from strands_middleware.catalog import Redact
 from strands_middleware.engine._handlers import MiddlewareNext
-from strands_middleware.events import ModelStopReason, TextDeltaEvent, TypedEvent
+from strands_middleware.events import ModelStopReason, ModelStreamEvent, TextDeltaEvent, TypedEvent
+from strands_middleware.exceptions import ModelStreamError
 from strands_middleware.testing import text_turn
 
 set_tracing_disabled(True)
@@ -89,3 +91,77 @@ async def test_what_redact_masked_never_reaches_the_callers_stream() -> None:
     seen, output = await raw_events(middleware)
     assert output == "the secret is [REDACTED:answer]"
     assert not [event for event in seen if "42" in repr(event)], seen
+
+
+class EventsModel(ScriptedOpenAIModel):
+    """Streams what ``reshape`` makes of the scripted turn's Responses events."""
+
+    def __init__(self, reply: str, reshape: Any) -> None:
+        super().__init__([text_turn(reply)])
+        self.reshape = reshape
+
+    async def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        events = [event async for event in super().stream_response(*args, **kwargs)]
+        for event in self.reshape(events):
+            yield event
+
+
+def handler_log(seen: list[TypedEvent]) -> Any:
+    @InvokeModelStage.wrap
+    async def log(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            seen.append(event)
+            yield event
+
+    return log
+
+
+async def run_streamed(model: Any, seen: list[TypedEvent]) -> Any:
+    agent = OpenAIAgentsMiddleware(handler_log(seen)).wrap(Agent("a", model=model))
+    result = Runner.run_streamed(agent, "Tell me", run_config=CONFIG)
+    async for _event in result.stream_events():
+        pass
+    return result
+
+
+async def test_handlers_see_each_delta_as_the_library_s_own_event_classes_make_it() -> None:
+    seen: list[TypedEvent] = []
+    result = await run_streamed(EventsModel("the answer is 42", list), seen)
+    chunks = [event for event in seen if isinstance(event, ModelStreamEvent)]
+    texts = [event for event in seen if isinstance(event, TextDeltaEvent)]
+    # Equal, class and keys, to what the classes themselves make of the same payload.
+    assert [(type(e), e) for e in chunks] == [
+        (ModelStreamEvent, ModelStreamEvent(e.chunk)) for e in chunks
+    ]
+    assert [(type(e), e) for e in texts] == [
+        (TextDeltaEvent, TextDeltaEvent(e.text)) for e in texts
+    ]
+    assert len(texts) > 1
+    assert "".join(event.text for event in texts) == "the answer is 42"
+    (stop,) = [event for event in seen if isinstance(event, ModelStopReason)]
+    assert stop.message == {"role": "assistant", "content": [{"text": "the answer is 42"}]}
+    assert result.final_output == "the answer is 42"
+
+
+def _empty_completion(events: list[Any]) -> list[Any]:
+    last = events[-1]
+    emptied = last.response.model_copy(update={"output": []})
+    return [*events[:-1], last.model_copy(update={"response": emptied})]
+
+
+async def test_a_completion_without_output_takes_the_items_the_model_finished() -> None:
+    """Some backends send each item in its ``output_item.done`` and leave the completed
+    response's output empty: the reply handlers see is those items, as the SDK takes them."""
+    seen: list[TypedEvent] = []
+    result = await run_streamed(EventsModel("from the done items", _empty_completion), seen)
+    (stop,) = [event for event in seen if isinstance(event, ModelStopReason)]
+    assert stop.message["content"] == [{"text": "from the done items"}]
+    assert result.final_output == "from the done items"
+
+
+async def test_a_stream_without_a_completion_fails_saying_what_the_model_must_send() -> None:
+    model = EventsModel("cut short", lambda events: events[:-1])
+    with pytest.raises(ModelStreamError, match=r"response\.completed"):
+        await run_streamed(model, [])

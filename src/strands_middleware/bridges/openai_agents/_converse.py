@@ -8,10 +8,10 @@ and usage. What a handler changes goes back as the SDK's own item classes, every
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from agents import FunctionTool, ModelResponse, Usage
+from agents import FunctionTool, Usage
 from agents.items import TResponseInputItem, TResponseOutputItem
 from openai.types.responses import (
     Response,
@@ -27,7 +27,6 @@ from ...content import (
     ContentBlock,
     Message,
     Messages,
-    StreamEvent,
     SystemPrompt,
     ToolChoice,
     ToolSpec,
@@ -35,7 +34,6 @@ from ...content import (
 from ...content import Usage as ConverseUsage
 
 __all__ = [
-    "chunks_of_response",
     "completed_response",
     "converse_message",
     "converse_messages",
@@ -254,7 +252,8 @@ def converse_message(output: Sequence[TResponseOutputItem]) -> Message:
     for item in output:
         if isinstance(item, ResponseOutputMessage):
             text = _text_of(item.content)
-            content.append({"text": text})
+            if text:  # an empty text is no block, as in a message streamed on any host
+                content.append({"text": text})
         elif isinstance(item, ResponseFunctionToolCall):
             content.append(
                 {
@@ -315,34 +314,3 @@ def host_output(message: Message) -> list[TResponseOutputItem]:
                 )
             )
     return output
-
-
-def chunks_of_response(response: ModelResponse) -> Iterator[StreamEvent]:
-    """A finished ``ModelResponse`` as the Converse chunks a model would have streamed."""
-    yield {"messageStart": {"role": "assistant"}}
-    message = converse_message(response.output)
-    for block in message["content"]:
-        if "toolUse" in block:
-            use = block["toolUse"]
-            yield {
-                "contentBlockStart": {
-                    "start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}}
-                }
-            }
-            arguments = use["input"]
-            text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}}
-        elif "reasoningContent" in block:
-            reasoning = block["reasoningContent"].get("reasoningText", {})
-            yield {"contentBlockStart": {"start": {}}}
-            yield {
-                "contentBlockDelta": {
-                    "delta": {"reasoningContent": {"text": reasoning.get("text", "")}}
-                }
-            }
-        else:
-            yield {"contentBlockStart": {"start": {}}}
-            yield {"contentBlockDelta": {"delta": {"text": block.get("text", "")}}}
-        yield {"contentBlockStop": {}}
-    yield {"messageStop": {"stopReason": cast(Any, stop_reason_of(message))}}
-    yield {"metadata": {"usage": converse_usage(response.usage), "metrics": {"latencyMs": 0}}}

@@ -15,48 +15,28 @@ output and usage from the closing ``response.completed`` event only, which is th
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, cast
 
-from agents import FunctionTool, Model, ModelProvider, ModelResponse, ModelSettings, Usage
+from agents import FunctionTool, Model, ModelProvider, ModelResponse, ModelSettings
 from agents.items import TResponseInputItem, TResponseStreamEvent
-from openai.types.responses import (
-    Response,
-    ResponseCompletedEvent,
-    ResponseFunctionCallArgumentsDeltaEvent,
-    ResponseFunctionToolCall,
-    ResponseOutputItemAddedEvent,
-    ResponseOutputItemDoneEvent,
-    ResponseTextDeltaEvent,
-    ResponseUsage,
-)
 
-from ...content import StreamEvent, ToolSpec
+from ...content import ToolSpec
 from ...engine._registry import MiddlewareRegistry
-from ...events import ModelStopReason, ModelStreamEvent, TypedEvent
+from ...events import ModelStopReason, ModelStreamEvent, TextDeltaEvent, TypedEvent
 from ...host._model_call import ModelStagePoint, invoke_model_terminal
-from ...host._model_stream import process_model_stream
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
-    chunks_of_response,
-    converse_message,
     converse_messages,
-    converse_usage,
     host_input,
-    host_output,
     host_tool_choice,
-    host_usage,
     instructions_of,
-    response_usage,
-    stop_reason_of,
     tool_choice_of,
     tool_spec_of,
 )
+from ._relay import ModelRelay
 
 __all__ = ["MiddlewareModel", "MiddlewareModelProvider"]
-
-_NOTHING: list[Any] = []
 
 
 def _function_tools(tools: list[Any]) -> list[FunctionTool]:
@@ -84,41 +64,21 @@ class _Request:
 
 
 class _ModelCall:
-    """One SDK model call through the chain: its stage point, its terminal and the way back."""
+    """One SDK model call through the chain: its stage point, its request and its relay."""
 
-    __slots__ = (
-        "_held",
-        "_marked",
-        "_marks",
-        "_request",
-        "_shown_messages",
-        "_specs",
-        "completed",
-        "kwargs",
-        "point",
-        "raw",
-        "response",
-        "wrapped",
-    )
+    __slots__ = ("_request", "_shown_messages", "_specs", "point", "relay", "wrapped")
 
     def __init__(self, model: MiddlewareModel, request: _Request, kwargs: dict[str, Any]) -> None:
         self.wrapped = model.wrapped
         self._request = request
-        self.kwargs = kwargs
         messages = converse_messages(request.input)
+        # A copy of what the handlers were shown, to tell any change they make in place (a
+        # block edited, a message added). A second translation is the cheapest such copy (its
+        # text, ``repr``, costs more).
         self._shown_messages = converse_messages(request.input)
         specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
         self._specs = [tool_spec_of(t) for t in _function_tools(request.tools)]
-        # The model's own stream events. Each chunk made from them is noted with the ones that
-        # arrived since the chunk before it (start, end), which go on once that chunk is passed
-        # on; ``_marked`` is where the last noted chunk's end is.
-        self.raw: list[TResponseStreamEvent] = []
-        self._marked = 0
-        self._marks: dict[int, tuple[StreamEvent, int, int]] = {}
-        # Events repeating a whole item (``*.done``) once a chunk before them was withheld.
-        self._held: list[TResponseStreamEvent] = []
-        self.response: ModelResponse | None = None
-        self.completed: ResponseCompletedEvent | None = None
+        self.relay = ModelRelay(kwargs)
         self.point = ModelStagePoint(
             model.registry,
             agent=model.agent,
@@ -130,8 +90,6 @@ class _ModelCall:
             # The SDK's own model: a handler may hand another one (or one of this library's).
             model=cast(Any, self.wrapped),
         )
-
-    # ---- the terminal ------------------------------------------------------------------------
 
     def _arguments(self, ours: InvokeModelContext) -> tuple[Any, ...]:
         request = self._request
@@ -163,216 +121,18 @@ class _ModelCall:
         return (instructions_of(ours.system_prompt), items, settings, tools, *request.args)
 
     def terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+        """The chain's terminal when the SDK asks for a whole response."""
         chosen: Any = ours.model
         if chosen is not self.wrapped and not isinstance(chosen, Model):
             return invoke_model_terminal(ours)  # a model of this library
-        model: Model = chosen
-        return process_model_stream(self._chunks(model, ours))
-
-    async def _chunks(
-        self, model: Model, ours: InvokeModelContext
-    ) -> AsyncGenerator[StreamEvent, None]:
-        arguments = self._arguments(ours)
-        response = await model.get_response(*arguments, **self.kwargs)
-        self.response = response
-        for chunk in chunks_of_response(response):
-            yield chunk
+        return self.relay.events(chosen, self._arguments(ours))
 
     def streamed_terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+        """The chain's terminal when the SDK streams."""
         chosen: Any = ours.model
         if chosen is not self.wrapped and not isinstance(chosen, Model):
             return invoke_model_terminal(ours)
-        model: Model = chosen
-        return process_model_stream(self._streamed_chunks(model, ours))
-
-    async def _streamed_chunks(
-        self, model: Model, ours: InvokeModelContext
-    ) -> AsyncGenerator[StreamEvent, None]:
-        arguments = self._arguments(ours)
-        streamed: set[int] = set()
-        open_block: int | None = None
-        raw = self.raw
-        mark = self._mark
-        stream = aiter(model.stream_response(*arguments, **self.kwargs))
-        # Nothing goes downstream before the model's first event: a model failing at once
-        # fails before any event, so a handler may still ask again (Retry does).
-        first = await anext(stream, None)
-        yield mark({"messageStart": {"role": "assistant"}})
-        if first is None:
-            return
-        event: TResponseStreamEvent = first
-        next_event = stream.__anext__
-        while True:
-            # A text delta is nearly every event: it is tested for first, by class.
-            if event.__class__ is ResponseTextDeltaEvent or isinstance(
-                event, ResponseTextDeltaEvent
-            ):
-                delta: ResponseTextDeltaEvent = cast(Any, event)
-                index = delta.output_index
-                if index != open_block:
-                    if open_block is not None:
-                        yield mark({"contentBlockStop": {}})
-                    yield mark({"contentBlockStart": {"start": {}}})
-                    open_block = index
-                    streamed.add(index)
-                # Noted after the block's start, so only this delta's chunk carries it on.
-                raw.append(event)
-                yield mark({"contentBlockDelta": {"delta": {"text": delta.delta}}})
-            elif isinstance(event, ResponseCompletedEvent):
-                if open_block is not None:
-                    yield mark({"contentBlockStop": {}})
-                    open_block = None
-                for chunk in self._completed(event, streamed):
-                    yield mark(chunk)
-            else:
-                raw.append(event)
-                if isinstance(event, ResponseFunctionCallArgumentsDeltaEvent):
-                    yield mark(
-                        {"contentBlockDelta": {"delta": {"toolUse": {"input": event.delta}}}}
-                    )
-                elif isinstance(event, ResponseOutputItemAddedEvent) and isinstance(
-                    event.item, ResponseFunctionToolCall
-                ):
-                    if open_block is not None:
-                        yield mark({"contentBlockStop": {}})
-                    call = event.item
-                    start: Any = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
-                    yield mark({"contentBlockStart": {"start": start}})
-                    open_block = event.output_index
-                    streamed.add(event.output_index)
-                elif isinstance(event, ResponseOutputItemDoneEvent) and open_block is not None:
-                    yield mark({"contentBlockStop": {}})
-                    open_block = None
-            try:
-                event = await next_event()
-            except StopAsyncIteration:
-                break
-
-    def _mark(self, chunk: StreamEvent) -> StreamEvent:
-        end = len(self.raw)
-        if end > self._marked:
-            self._marks[id(chunk)] = (chunk, self._marked, end)
-            self._marked = end
-        return chunk
-
-    def passed(self, event: TypedEvent) -> list[TResponseStreamEvent]:
-        """The model's own events to send the SDK now that the chain passed ``event`` on.
-
-        They go on with the chunk made from them, once a handler lets that chunk through: a
-        handler holding the stream back (a guardrail checking the reply) holds them back too,
-        and those of a chunk it dropped never go on, whatever it lets through after it.
-        """
-        if event.__class__ is not ModelStreamEvent:
-            return _NOTHING
-        chunk: Any = event["event"]
-        # The note holds the chunk, so its id is not reused while it is there.
-        marks = self._marks
-        noted = marks.pop(id(chunk), None)
-        if noted is None:
-            return _NOTHING
-        _chunk, start, end = noted
-        own = self.raw[start:end]
-        if marks and next(iter(marks.values()))[1] < start:
-            # A chunk before this one was withheld: an event repeating its whole item (the
-            # message's full text, a call's full arguments) would show it, so it waits for the
-            # result (`closing`).
-            kept = [each for each in own if not each.type.endswith(".done")]
-            self._held += [each for each in own if each.type.endswith(".done")]
-            return kept
-        return own
-
-    def _completed(self, event: ResponseCompletedEvent, streamed: set[int]) -> list[StreamEvent]:
-        """The chunks of the output items not streamed yet; notes the model's response."""
-        self.completed = event
-        response = ModelResponse(
-            output=list(event.response.output),
-            usage=_sdk_usage(event.response.usage),
-            response_id=event.response.id,
-        )
-        self.response = response
-        rest = [item for index, item in enumerate(response.output) if index not in streamed]
-        rebuilt = ModelResponse(output=rest, usage=response.usage, response_id=None)
-        # The blocks already streamed are in the message; the rest follows.
-        return [chunk for chunk in chunks_of_response(rebuilt) if "messageStart" not in chunk]
-
-    # ---- the way back ------------------------------------------------------------------------
-
-    def _unchanged(self, result: ModelStopReason, response: ModelResponse) -> bool:
-        # Once per call, not per event: the result still says what the model's response does.
-        message = converse_message(response.output)
-        return (
-            result.stop_reason == stop_reason_of(message)
-            and result.usage == converse_usage(response.usage)
-            and result.message == message
-        )
-
-    def response_of(self, result: ModelStopReason) -> ModelResponse:
-        """The SDK's response for the chain's result: the model's own when unchanged."""
-        response = self.response
-        if response is not None and self._unchanged(result, response):
-            return response
-        return ModelResponse(
-            output=host_output(result.message),
-            usage=host_usage(result.usage),
-            response_id=None if response is None else response.response_id,
-        )
-
-    def closing(self, result: ModelStopReason) -> list[TResponseStreamEvent]:
-        """What closes a streamed call for the chain's result, ``response.completed`` last.
-
-        The model's own events not sent yet go first when the result is the model's own; when
-        a handler changed it, they are dropped, as they may carry what the handler withheld.
-        """
-        response = self.response
-        if response is not None and self._unchanged(result, response):
-            raw = self.raw
-            rest = [*self._held]
-            rest += [own for _c, start, end in self._marks.values() for own in raw[start:end]]
-            rest += raw[self._marked :]
-            completed = self.completed
-            if completed is not None:
-                return [*rest, completed]
-            return [*rest, self._rebuilt(result)]
-        return [self._rebuilt(result)]
-
-    def _rebuilt(self, result: ModelStopReason) -> ResponseCompletedEvent:
-        """A ``response.completed`` event carrying the chain's result."""
-        completed = self.completed
-        usage = response_usage(result.usage)
-        output: list[Any] = host_output(result.message)
-        if completed is not None:
-            rebuilt = completed.response.model_copy(update={"output": output, "usage": usage})
-            number = completed.sequence_number
-        else:
-            rebuilt = Response(
-                id="resp_middleware",
-                created_at=time.time(),
-                model="middleware",
-                object="response",
-                output=output,
-                parallel_tool_calls=False,
-                tool_choice="auto",
-                tools=[],
-                status="completed",
-                usage=usage,
-            )
-            number = 0
-        return ResponseCompletedEvent(
-            type="response.completed", response=rebuilt, sequence_number=number
-        )
-
-
-def _sdk_usage(usage: ResponseUsage | None) -> Usage:
-    if usage is None:
-        return Usage()
-    return Usage(
-        requests=1,
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        total_tokens=usage.total_tokens,
-        input_tokens_details=usage.input_tokens_details,
-        output_tokens_details=usage.output_tokens_details,
-    )
+        return self.relay.streamed_events(chosen, self._arguments(ours))
 
 
 class MiddlewareModel(Model):
@@ -420,7 +180,7 @@ class MiddlewareModel(Model):
             (output_schema, handoffs, tracing),
         )
         call = _ModelCall(self, request, kwargs)
-        return call.response_of(await call.point.result(call.terminal))
+        return call.relay.response_of(await call.point.result(call.terminal))
 
     async def stream_response(  # noqa: PLR0917 - the SDK's own signature
         self,
@@ -455,18 +215,39 @@ class MiddlewareModel(Model):
             (output_schema, handoffs, tracing),
         )
         call = _ModelCall(self, request, kwargs)
+        relay = call.relay
+        pending = relay.pending
+        popleft = pending.popleft
+        noted: Any
         result: ModelStopReason | None = None
-        passed = call.passed
         async with call.point.open(call.streamed_terminal) as stream:
             async for event in stream:
-                for own in passed(event):
-                    yield own
-                if isinstance(event, ModelStopReason):
+                kind = event.__class__
+                if kind is ModelStreamEvent:
+                    # The model's events go on with the chunk made from them, once the chain
+                    # passes that very chunk on: in turn (the head of what is pending) when
+                    # handlers pass the stream through, out of turn when one held a chunk back.
+                    chunk = event["event"]
+                    try:
+                        noted_chunk, noted = popleft()
+                    except IndexError:
+                        continue  # nothing pending: a chunk no model's event was noted with
+                    if noted_chunk is chunk:
+                        if noted.__class__ is list:
+                            for each in noted:
+                                yield each
+                        else:
+                            yield noted
+                    else:
+                        pending.appendleft((noted_chunk, noted))
+                        for each in relay.passed_late(chunk):
+                            yield each
+                elif kind is not TextDeltaEvent and isinstance(event, ModelStopReason):
                     result = event
         if result is None:
             raise call.point.missing()
         call.point.finished(result)
-        for own in call.closing(result):
+        for own in relay.closing(result):
             yield own
 
     def get_retry_advice(self, request: Any) -> Any:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import json
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterator, Mapping
@@ -248,4 +249,19 @@ def wrap_tool(tool: FunctionTool, calls: ToolCalls) -> FunctionTool:
             return await invoker(context, args_json)
         return await calls.invoke(tool, invoker, context, args_json)
 
+    # The SDK reads the invoker's signature and type hints on every call, to choose the context
+    # it passes: given as objects, they cost it a lookup instead of evaluating annotation text.
+    described: Any = on_invoke_tool
+    described.__signature__ = _INVOKER_SIGNATURE
+    described.__annotations__ = _INVOKER_ANNOTATIONS
     return dataclasses.replace(tool, on_invoke_tool=on_invoke_tool, needs_approval=needs_approval)
+
+
+_INVOKER_ANNOTATIONS: dict[str, Any] = {"context": ToolContext, "args_json": str, "return": Any}
+_INVOKER_SIGNATURE = inspect.Signature(
+    [
+        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation)
+        for name, annotation in (("context", ToolContext), ("args_json", str))
+    ],
+    return_annotation=Any,
+)
