@@ -103,7 +103,9 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         if isinstance(model, MiddlewareModel):
             wrapped_model: Any = model
         elif isinstance(model, Model):
-            wrapped_model = MiddlewareModel(model, self.middleware_registry, self)
+            wrapped_model = MiddlewareModel(
+                model, self.middleware_registry, self, self._check_request
+            )
         elif model is None or isinstance(model, str):
             wrapped_model = model
         else:
@@ -142,11 +144,17 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
                 provider if provider is not None else MultiProvider(),
                 self.middleware_registry,
                 self,
+                self._check_request,
             )
         model: Any = config.model
         if isinstance(model, Model) and not isinstance(model, MiddlewareModel):
-            model = MiddlewareModel(model, self.middleware_registry, self)
+            model = MiddlewareModel(model, self.middleware_registry, self, self._check_request)
         return dataclasses.replace(config, model_provider=provider, model=model)
+
+    def _check_request(self, items: object) -> None:
+        # Before any model call: a new prompt sent with a paused run's history is refused.
+        if self._calls is not None:
+            self._calls.check_request(items)
 
     # ---- interrupts --------------------------------------------------------------------------
 
@@ -173,14 +181,32 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         SDK then runs it, and the handler's ``interrupt()`` returns the answer). Nothing
         changes when they are refused, and the run can be resumed again with corrected answers.
 
+        A state whose paused round already ran once resumed is refused, loaded again with
+        ``RunState.from_json`` or not: running it again would run an approved tool twice. This
+        middleware object remembers what it resumed in this process only (the last 1024
+        calls): a resumed state loaded in another process is not recognised there. A model
+        call whose input holds a call still paused on this middleware's interrupts, without
+        its result, is refused too (a new prompt sent with a paused run's history): the model
+        is not asked.
+
         Raises:
-            InterruptResumeError: an answer names no call the state waits on, one of them is
+            InterruptResumeError: the state's paused round already ran once resumed (in this
+                process), an answer names no call the state waits on, one of them is
                 left unanswered, or an item that asked does not accept its answer (``"yes"`` to
                 a `ToolApproval`; see `MiddlewareHostMixin.check_answers`).
             InterruptResponseFormatError: the blocks are not well-formed.
         """
         answers = _answers(responses)
         items = {_call_id(item): item for item in state.get_interruptions()}
+        ran = [call for call in items if call in self._tool_calls.resumed]
+        if ran:
+            # Running the state again would run its paused round (an approved tool) twice.
+            raise InterruptResumeError(
+                f"this paused run was already resumed: its call {quote_ids(ran)} ran once "
+                "answered, so there is nothing to resume and running the state again would run "
+                "it twice; send a new prompt, or resume the RunState of the run's latest pause",
+                list(answers),
+            )
         by_call: dict[str, dict[str, Interrupt]] = {}
         unknown: list[str] = []
         for interrupt_id, answer in answers.items():

@@ -15,7 +15,7 @@ output and usage from the closing ``response.completed`` event only, which is th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, cast
 
 from agents import FunctionTool, Model, ModelProvider, ModelResponse, ModelSettings
@@ -142,12 +142,21 @@ class MiddlewareModel(Model):
         wrapped: The SDK model every call goes to (the chain's terminal).
         registry: The middleware to run.
         agent: What handlers see as ``context.agent``.
+        check: Called with each call's input before anything else; raises to refuse the call
+            (a new prompt sent with a paused run's history).
     """
 
-    def __init__(self, wrapped: Model, registry: MiddlewareRegistry, agent: Any) -> None:
+    def __init__(
+        self,
+        wrapped: Model,
+        registry: MiddlewareRegistry,
+        agent: Any,
+        check: Callable[[object], None] | None = None,
+    ) -> None:
         self.wrapped = wrapped
         self.registry = registry
         self.agent = agent
+        self.check = check
 
     async def get_response(  # noqa: PLR0917 - the SDK's own signature
         self,
@@ -161,6 +170,8 @@ class MiddlewareModel(Model):
         **kwargs: Any,
     ) -> ModelResponse:
         """One model call through the chain."""
+        if self.check is not None:
+            self.check(input)
         if not self.registry.has_handlers(InvokeModelStage):
             return await self.wrapped.get_response(
                 system_instructions,
@@ -194,6 +205,8 @@ class MiddlewareModel(Model):
         **kwargs: Any,
     ) -> AsyncIterator[TResponseStreamEvent]:
         """One streamed model call through the chain: the model's events, then the result."""
+        if self.check is not None:
+            self.check(input)
         if not self.registry.has_handlers(InvokeModelStage):
             async for own in self.wrapped.stream_response(
                 system_instructions,
@@ -275,19 +288,27 @@ class MiddlewareModelProvider(ModelProvider):
         wrapped: The provider that resolves names (the SDK's ``MultiProvider`` by default).
         registry: The middleware to run.
         agent: What handlers see as ``context.agent``.
+        check: What each of its models calls with a call's input first (`MiddlewareModel`).
     """
 
-    def __init__(self, wrapped: ModelProvider, registry: MiddlewareRegistry, agent: Any) -> None:
+    def __init__(
+        self,
+        wrapped: ModelProvider,
+        registry: MiddlewareRegistry,
+        agent: Any,
+        check: Callable[[object], None] | None = None,
+    ) -> None:
         self.wrapped = wrapped
         self.registry = registry
         self.agent = agent
+        self.check = check
 
     def get_model(self, model_name: str | None) -> Model:
         """The wrapped provider's model for ``model_name``, wrapped."""
         model = self.wrapped.get_model(model_name)
         if isinstance(model, MiddlewareModel):
             return model
-        return MiddlewareModel(model, self.registry, self.agent)
+        return MiddlewareModel(model, self.registry, self.agent, self.check)
 
     async def aclose(self) -> None:
         """Close the wrapped provider."""

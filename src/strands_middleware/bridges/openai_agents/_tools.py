@@ -20,8 +20,9 @@ import dataclasses
 import inspect
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from agents import FunctionTool
 from agents.tool_context import ToolContext
@@ -29,15 +30,18 @@ from agents.tool_context import ToolContext
 from ...content import ToolResult, ToolSpec, ToolUse
 from ...engine._registry import MiddlewareRegistry
 from ...events import ToolResultEvent
-from ...exceptions import InterruptException
+from ...exceptions import InterruptException, InterruptResponseFormatError
 from ...host._tool_call import ToolStagePoint, copy_tool_use, make_tool_terminal
 from ...interrupts import Interrupt
 from ...stages._execute_tool import ExecuteToolStage
 from ._converse import tool_spec_of
 
-__all__ = ["ToolCalls", "wrap_tool"]
+__all__ = ["ToolCalls", "keep", "wrap_tool"]
 
 _PREFIX = "v1:middleware_execute_tool:"
+_KEPT = 1024
+"""How many paused calls (and resumed ones) a middleware object remembers: older ones are
+forgotten, so a run abandoned while paused costs nothing for long."""
 
 Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
 Invocation = tuple[ToolContext[Any], str]
@@ -151,8 +155,12 @@ class ToolCalls:
         self.registry = registry
         self.agent = agent
         self.pending: dict[str, _Pending] = {}
-        self.owed: dict[str, list[Interrupt]] = {}
+        # call id -> the interrupts it paused on, until its resumed chain runs.
+        self.owed: OrderedDict[str, list[Interrupt]] = OrderedDict()
         self.answers: dict[str, dict[str, Interrupt]] = {}
+        # The call ids whose paused round ran once resumed: a RunState paused on one of them
+        # was already resumed (per process; forgotten when a new run pauses on the same id).
+        self.resumed: OrderedDict[str, None] = OrderedDict()
 
     def _run(
         self, tool: _SDKTool, tool_use: ToolUse, answers: Mapping[str, Interrupt]
@@ -189,10 +197,40 @@ class ToolCalls:
         if task.done() and not task.cancelled():
             error = task.exception()
             if isinstance(error, InterruptException):
-                self.owed[call_id] = [error.interrupt]
+                keep(self.owed, call_id, [error.interrupt])
+                # A new pause on this id (a model that reuses call ids): it is answerable.
+                self.resumed.pop(call_id, None)
                 return True
         self.pending[call_id] = pending
         return False
+
+    def check_request(self, items: object) -> None:
+        """Refuse a model call whose input holds a call paused on this middleware's interrupts
+        without its result (a new prompt sent with a paused run's history).
+
+        A call whose result the input holds is forgotten: it was answered.
+
+        Raises:
+            InterruptResponseFormatError: such a call is in ``items``; the model is not asked.
+        """
+        owed = self.owed
+        if not owed or isinstance(items, str):
+            return
+        called: list[str] = []
+        answered: set[str] = set()
+        for item in cast("list[object]", items):
+            kind, call_id = _kind_and_call(item)
+            if call_id is None or call_id not in owed:
+                continue
+            if kind == "function_call":
+                called.append(call_id)
+            elif kind == "function_call_output":
+                answered.add(call_id)
+        for call_id in answered:
+            owed.pop(call_id, None)
+        waiting = [i for call_id in called if call_id not in answered for i in owed[call_id]]
+        if waiting:
+            raise paused_refusal(waiting)
 
     async def invoke(
         self, tool: FunctionTool, invoker: Invoker, context: ToolContext[Any], args_json: str
@@ -215,6 +253,7 @@ class ToolCalls:
         given = self.answers.pop(call_id, None)
         answers: Mapping[str, Interrupt] = given if given is not None else _ApprovedCall(call_id)
         self.owed.pop(call_id, None)
+        keep(self.resumed, call_id, None)
         arguments: Any = json.loads(args_json) if args_json else {}
         tool_use: ToolUse = {"toolUseId": call_id, "name": tool.name, "input": arguments}
 
@@ -230,6 +269,37 @@ class ToolCalls:
                 "resumed call, and the OpenAI Agents SDK cannot pause a call it already approved."
             )
         return _host_result(event, sdk_tool)
+
+
+def _kind_and_call(item: object) -> tuple[object, str | None]:
+    if isinstance(item, Mapping):
+        data = cast("Mapping[str, object]", item)
+        kind, call_id = data.get("type"), data.get("call_id")
+    else:
+        kind, call_id = getattr(item, "type", None), getattr(item, "call_id", None)
+    return kind, call_id if isinstance(call_id, str) else None
+
+
+def paused_refusal(interrupts: list[Interrupt]) -> InterruptResponseFormatError:
+    """The error of a new prompt sent with the history of a run paused on ``interrupts``."""
+    listed = ", ".join(f"{i.name!r} ({i.id})" for i in interrupts)
+    return InterruptResponseFormatError(
+        f"the run is paused on {len(interrupts)} interrupt(s) waiting for an answer: {listed}. "
+        "A new prompt sent with its history would reach the model with the paused calls "
+        "unanswered, so it is refused and the model was not asked: answer them with "
+        "middleware.resume(state, answers) and run the state (Runner.run(agent, state)), or "
+        "answer with a refusal (the tool does not run) and send the prompt after that run, "
+        "or send it without the paused run's history",
+        [i.id for i in interrupts],
+    )
+
+
+def keep(records: OrderedDict[str, Any], key: str, value: Any) -> None:
+    """Note ``key`` in ``records``, forgetting the oldest beyond `_KEPT`."""
+    records[key] = value
+    records.move_to_end(key)
+    while len(records) > _KEPT:
+        records.popitem(last=False)
 
 
 def wrap_tool(tool: FunctionTool, calls: ToolCalls) -> FunctionTool:

@@ -102,7 +102,7 @@ class OpenAIAgentsAgent:
         return self._state
 
     async def run(self, prompt: str) -> RunReport:
-        # Sent as a caller would, paused or not (see the harness's known failures).
+        # Sent as a caller would, paused or not: the bridge refuses it while a run is paused.
         return self._report(await self._streamed([*self.history, _user(prompt)]))
 
     async def resume(self, responses: list[dict[str, Any]]) -> RunReport:
@@ -194,17 +194,6 @@ class OpenAIAgentsHarness:
     )
     known_failures: Mapping[str, str] = MappingProxyType(
         {
-            "fresh_prompt_while_paused_is_refused": (
-                "a paused SDK run is a RunState the caller holds, not state of the agent: a new "
-                "prompt sent with the paused run's history runs, and the calls it paused on "
-                "reach the model without results (the bridge has no hook before the SDK starts "
-                "the run); answer the RunState before sending a new prompt"
-            ),
-            "resume_when_not_paused_is_refused": (
-                "a RunState is a value the caller holds: resuming one that was already resumed "
-                "runs its paused round again, and neither the SDK nor the bridge can tell it "
-                "was; resume each RunState once"
-            ),
             "unknown_tool_runs_the_chain_with_tool_none": (
                 "openai-agents (0.19 to 0.24) raises ModelBehaviorError for a call to a tool "
                 "the agent does not have, before any tool runs, so the chain never sees it"
