@@ -198,6 +198,14 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         """
         answers = _answers(responses)
         items = {_call_id(item): item for item in state.get_interruptions()}
+        if not items:
+            # As on every host: answers with nothing waiting for them mean the caller believes
+            # in a pause that is over.
+            raise InterruptResumeError(
+                "the run is not paused on any interrupt (it ended, or this state was already "
+                "resumed and run), so there is nothing to resume; send a new prompt instead",
+                list(answers),
+            )
         ran = [call for call in items if call in self._tool_calls.resumed]
         if ran:
             # Running the state again would run its paused round (an approved tool) twice.
