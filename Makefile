@@ -103,7 +103,7 @@ test-pydantic-ai-floor: $(STAMP) redis-server
 # The LangChain bridge against the oldest LangChain and LangGraph it supports, in a venv of its own
 # (make test has the newest): the bridge's tests, the parity tests and the catalog on that host.
 LANGCHAIN_FLOOR := 1.3.0
-LANGGRAPH_FLOOR := 1.2.4
+LANGGRAPH_FLOOR := 1.2.0
 LANGCHAIN_FLOOR_VENV := .venv-langchain-floor
 
 .PHONY: test-langchain-floor
