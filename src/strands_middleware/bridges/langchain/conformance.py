@@ -42,6 +42,7 @@ from ...tools import AgentTool
 from ._bridge import LangChainBridge
 from ._converse import Shown, converse_messages, host_messages
 from ._interrupts import interrupts_of, resume_command
+from ._model_reply import WHOLE_WHEN_ASKED
 from ._models import LibraryChatModel
 from ._tools import LibraryTool
 from .testing import PlainScriptedChatModel, ScriptedChatModel
@@ -139,24 +140,12 @@ class LangChainAgent:
         return self._report(await self._drive(command), before)
 
     async def _drive(self, given: Any, context: Any = None) -> dict[str, Any]:
-        """Run the agent as ``ainvoke`` would, streaming its messages as a UI does.
-
-        Under ``ainvoke`` LangChain asks a chat model for its reply whole (with or without
-        middleware), so Wrap handlers see one delta per block; streamed, the model streams and
-        they see each of its deltas, which is what the kit compares with the reference agent.
-        The result is ``ainvoke``'s: the last state, with the run's interrupts.
-        """
-        state: dict[str, Any] = {}
-        paused: list[Any] = []
-        modes = ["messages", "updates", "values"]
-        async for mode, part in self.agent.astream(
-            given, self._config, context=context, stream_mode=modes
-        ):
-            if mode == "values":
-                state = part
-            elif mode == "updates" and "__interrupt__" in part:
-                paused.extend(part["__interrupt__"])
-        return {**state, "__interrupt__": paused} if paused else state
+        """Run the agent with ``ainvoke``, as most callers do: the last state, with the run's
+        interrupts. (A streamed run differs in what LangGraph does with a cancelled node: with
+        LangGraph 1.2.24 on Python 3.10, and with LangGraph 1.2.0 on 3.11, ``astream`` ended
+        such a run without an error where ``ainvoke`` raises.)"""
+        result: dict[str, Any] = await self.agent.ainvoke(given, self._config, context=context)
+        return result
 
     def forget(self) -> None:
         # A fresh thread: LangChain keeps a conversation per thread id.
@@ -232,7 +221,20 @@ class LangChainHarness:
             Capability.CALLER_STATE,
         }
     )
-    known_failures: Mapping[str, str] = {}
+    # On Python 3.10 the bridge streams the real model even when LangChain asks for the whole
+    # reply (`WHOLE_WHEN_ASKED`), so the clause passes there.
+    known_failures: Mapping[str, str] = (
+        {
+            "wrap_handlers_see_the_reference_event_stream[native model]": (
+                "under ainvoke LangChain asks a chat model for its reply whole (with or without "
+                "middleware), and the bridge asks the real model the same way, so Wrap handlers "
+                "see each block in one delta where the reference agent streams it; under "
+                "astream they see every delta (tests/bridges/test_langchain_native_model.py)"
+            ),
+        }
+        if WHOLE_WHEN_ASKED
+        else {}
+    )
 
     def model(self, script: Model) -> object:
         if isinstance(script, ScriptedModel):
