@@ -81,6 +81,7 @@ from ._converse import (
     tool_specs_of,
     tool_use_of,
 )
+from ._dropped_pauses import DroppedPauses
 from ._interrupts import interrupt_payload
 from ._kept_by_identity import KeptByIdentity
 from ._models import model_in, model_out
@@ -206,6 +207,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         self._views = KeptByIdentity[Model](_MODELS_KEPT)
         self._lock = threading.Lock()
         self._paused_threads = PausedThreads()
+        self._dropped_pauses = DroppedPauses()
         if middleware:
             self.use(*middleware)
 
@@ -280,9 +282,10 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         Raises:
             SyncInvokeError: InvokeModelStage handlers are registered.
             InterruptResponseFormatError: The run began with a new prompt on a thread paused
-                on this bridge's interrupts (see `guard_paused_threads`).
+                on this bridge's interrupts (see `guard_paused_threads`; `_dropped_pauses`).
         """
         self._refuse_a_prompt_on_a_paused_thread(request)
+        self._dropped_pauses.check(request.runtime, request.messages)
         if not self.middleware_registry.has_handlers(InvokeModelStage):
             return handler(request)
         raise SyncInvokeError(_SYNC_REFUSED.format(stage="InvokeModelStage"))
@@ -306,9 +309,11 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
 
         Raises:
             InterruptResponseFormatError: The run began with a new prompt on a thread paused
-                on this bridge's interrupts (see `guard_paused_threads`).
+                on this bridge's interrupts (see `guard_paused_threads`; `_dropped_pauses`).
         """
         self._refuse_a_prompt_on_a_paused_thread(request)
+        if (dropped := self._dropped_pauses.acheck(request.runtime, request.messages)) is not None:
+            await dropped
         return await self._model_call(request, handler)
 
     async def _model_call(
@@ -455,6 +460,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         try:
             result = await point.result(terminal)
         except InterruptException as paused:
+            self._dropped_pauses.note_pause(config)
             original = pauses.get(paused.interrupt.id)
             if original is not None:
                 raise original from None

@@ -58,12 +58,20 @@ from ...exceptions import InterruptResponseFormatError
 from ...interrupts import Interrupt
 from ._interrupts import ours_of, tool_use_id_of
 
-__all__ = ["PausedThreadGuard", "PausedThreads"]
+__all__ = [
+    "INTERRUPT_CHANNEL",
+    "PausedThreadGuard",
+    "PausedThreads",
+    "answering",
+    "pause_of",
+    "refusal",
+    "waiting_on",
+]
 
 # LangGraph's writes that say what happened to a task rather than what it produced
 # (langgraph._internal._constants): a task with only these is unfinished.
-_INTERRUPT = "__interrupt__"
-_CONTROL_WRITES = frozenset({_INTERRUPT, "__resume__", "__error__", "__error_source_node__"})
+INTERRUPT_CHANNEL = "__interrupt__"
+_CONTROL_WRITES = frozenset({INTERRUPT_CHANNEL, "__resume__", "__error__", "__error_source_node__"})
 
 # How many paused checkpoints, and threads with a refused run, the records keep at once.
 _KEPT = 1024
@@ -77,12 +85,12 @@ class _Pause:
     start_version: object
 
 
-def _pause_of(saved: CheckpointTuple) -> _Pause | None:
+def pause_of(saved: CheckpointTuple) -> _Pause | None:
     """What ``saved`` is paused on of this library's interrupts (None: nothing)."""
     asked: dict[str, list[object]] = {}
     finished: set[str] = set()
     for task_id, channel, value in saved.pending_writes or ():
-        if channel == _INTERRUPT:
+        if channel == INTERRUPT_CHANNEL:
             asked.setdefault(task_id, []).extend(_listed(value))
         elif channel not in _CONTROL_WRITES:
             finished.add(task_id)
@@ -111,14 +119,23 @@ def _thread_of(config: RunnableConfig) -> tuple[str, str]:
     return str(configurable.get("thread_id")), str(configurable.get("checkpoint_ns", ""))
 
 
+def waiting_on(interrupts: Sequence[Interrupt]) -> str:
+    """How a refusal names the interrupts a thread is paused on (shared by both refusals)."""
+    listed = ", ".join(f"{i.name!r} ({i.id})" for i in interrupts)
+    return f"{len(interrupts)} interrupt(s) waiting for an answer: {listed}"
+
+
+def answering(snapshot: str, config: str) -> str:
+    """The call answering a paused thread, given the snapshot read and the run's config."""
+    return f"agent.ainvoke(resume_command({snapshot}, answers, middleware=bridge), {config})"
+
+
 def refusal(interrupts: Sequence[Interrupt]) -> InterruptResponseFormatError:
     """The error of a new prompt on a thread paused on ``interrupts``."""
-    listed = ", ".join(f"{i.name!r} ({i.id})" for i in interrupts)
     return InterruptResponseFormatError(
-        f"this thread is paused on {len(interrupts)} interrupt(s) waiting for an answer: "
-        f"{listed}. A new prompt would drop them, so it is refused and nothing of its run is "
-        "saved: the thread is still paused as it was. Answer them: agent.ainvoke("
-        "resume_command(await agent.aget_state(config), answers, middleware=bridge), config); "
+        f"this thread is paused on {waiting_on(interrupts)}. A new prompt would drop them, so it "
+        "is refused and nothing of its run is saved: the thread is still paused as it was. "
+        f"Answer them: {answering('await agent.aget_state(config)', 'config')}; "
         "to leave the paused run, answer with a refusal (the tool does not run) and then send "
         "the prompt, or send it on a new thread_id",
         [i.id for i in interrupts],
@@ -141,7 +158,7 @@ class PausedThreads:
         """Note a checkpoint read through a guard (``config`` as the reader gave it)."""
         thread, namespace = _thread_of(config)
         latest = not (config.get("configurable") or {}).get("checkpoint_id")
-        pause = None if saved is None else _pause_of(saved)
+        pause = None if saved is None else pause_of(saved)
         with self._lock:
             # LangGraph reads the thread as a run starts: any refused run is over.
             self._refused.pop((thread, namespace), None)
