@@ -242,9 +242,7 @@ async def test_a_thread_paused_by_another_bridge_object_is_refused_from_its_chec
     assert ran == []  # denied: the tool did not run
 
 
-async def test_paused_calls_left_with_a_result_at_the_paused_checkpoint_let_the_prompt_through() -> (
-    None
-):
+async def test_paused_calls_left_with_a_result_where_they_paused_let_the_prompt_through() -> None:
     ran.clear()
     model = Model("scripted", [("delete_file", {"path": "/a"}, "t1"), "something else"])
     agent = agent_of(model, LangChainBridge(ToolApproval()), InMemorySaver())

@@ -244,8 +244,10 @@ async def test_a_thread_paused_on_another_interrupt_is_left_to_langgraph() -> No
     assert interrupts_of(await agent.aget_state(config)) == []
 
 
-async def test_without_the_guard_langgraph_drops_the_pending_approval() -> None:
-    """What the docs say of a checkpointer given as it is: LangGraph's own behaviour."""
+async def test_without_the_guard_the_thread_takes_the_prompt_and_the_bridge_stops_the_run() -> None:
+    """What the docs say of a checkpointer given as it is: LangGraph saves the prompt and drops
+    the pending approval; the bridge refuses the run before the model is asked (the refusal
+    itself is tested in test_langchain_dropped_pause.py)."""
     ran.clear()
     script = ScriptedModel(
         [tool_turn("delete_file", {"path": "/a"}, tool_use_id="t1"), text_turn("other thing")]
@@ -258,9 +260,12 @@ async def test_without_the_guard_langgraph_drops_the_pending_approval() -> None:
     )
     config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
     await agent.ainvoke(prompt("clean"), config)
-    done = await agent.ainvoke(prompt("never mind"), config)
-    assert done["messages"][-1].content == "other thing"
-    assert interrupts_of(await agent.aget_state(config)) == []  # the approval is gone
+    with pytest.raises(InterruptResponseFormatError, match="already saved the prompt"):
+        await agent.ainvoke(prompt("never mind"), config)
+    now = await agent.aget_state(config)
+    assert interrupts_of(now) == []  # the approval is gone from the thread's head
+    assert now.values["messages"][-1].content == "never mind"
+    assert len(script.requests) == 1
     assert ran == []
 
 

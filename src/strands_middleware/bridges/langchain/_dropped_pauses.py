@@ -61,7 +61,9 @@ _SEARCHED = 32
 # How many threads' checkpointers the bridge notes as it pauses them (for Python 3.10).
 _KEPT = 1024
 
-_Search = Generator[RunnableConfig, "CheckpointTuple | None", "tuple[list[Interrupt], CheckpointTuple] | None"]
+# What the search finds: this library's interrupts on the unanswered calls, and where.
+_Found = tuple[list[Interrupt], CheckpointTuple]
+_Search = Generator[RunnableConfig, "CheckpointTuple | None", "_Found | None"]
 
 
 def unanswered_calls(messages: Sequence[Any]) -> dict[str, str]:
@@ -145,12 +147,12 @@ class DroppedPauses:
         """Note the checkpointer of a run a tool call of this bridge paused (``config``: the
         tool's run config), for where a node is not given it (async nodes on Python 3.10)."""
         configurable: Mapping[str, Any] = config.get("configurable") or {}
-        saver = configurable.get(_CHECKPOINTER_KEY)
+        saver: Any = configurable.get(_CHECKPOINTER_KEY)
         thread_id = configurable.get("thread_id")
         if not isinstance(saver, BaseCheckpointSaver) or thread_id is None:
             return
         with self._lock:
-            self._savers[str(thread_id)] = cast("BaseCheckpointSaver[Any]", saver)
+            self._savers[str(thread_id)] = saver
             self._savers.move_to_end(str(thread_id))
             while len(self._savers) > _KEPT:
                 self._savers.popitem(last=False)
@@ -205,7 +207,7 @@ class DroppedPauses:
             while True:
                 config = search.send(saver.get_tuple(config))
         except StopIteration as ended:
-            found: tuple[list[Interrupt], CheckpointTuple] | None = ended.value
+            found: _Found | None = ended.value
         if found is not None:
             raise _refusal(found[0], unanswered, found[1])
 
@@ -229,6 +231,6 @@ async def _asearch(
         while True:
             config = search.send(await saver.aget_tuple(config))
     except StopIteration as ended:
-        found: tuple[list[Interrupt], CheckpointTuple] | None = ended.value
+        found: _Found | None = ended.value
     if found is not None:
         raise _refusal(found[0], unanswered, found[1])
