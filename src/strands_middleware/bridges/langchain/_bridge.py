@@ -12,9 +12,9 @@ they leave unchanged goes back as LangChain's own objects (the request, the `Mod
 handler's ``context.interrupt()`` asks through LangGraph's ``interrupt()`` with this library's
 deterministic id in its payload (see `_interrupts`), so a checkpointer keeps the paused run and
 ``Command(resume=...)`` (`resume_command`) resumes it, in this process or another. LangGraph
-saves a new prompt on a paused thread, dropping the paused calls, before any middleware runs, so
-the bridge refuses it through the checkpointer (`LangChainBridge.guard_paused_threads`, see
-`_paused_threads`) and stops the run at its first model call.
+saves a new prompt on a paused thread, dropping the paused calls, before any middleware runs:
+the bridge refuses it through the checkpointer (`guard_paused_threads`, `_paused_threads`), or,
+without that guard, at its first model call, the prompt already saved (`_dropped_pauses`).
 
 The model call streams through the chain (`_streaming`): LangChain calls a `RelayChatModel`
 around the model it would call; the relay streams that model, Wrap handlers see each chunk as
