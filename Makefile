@@ -113,7 +113,7 @@ test-langchain-floor: $(STAMP) redis-server
 	$(UV) pip install --quiet --python $(LANGCHAIN_FLOOR_VENV)/bin/python -e ".[dev]" \
 		"langchain==$(LANGCHAIN_FLOOR)" "langgraph==$(LANGGRAPH_FLOOR)"
 	$(LANGCHAIN_FLOOR_VENV)/bin/pytest tests/bridges/test_langchain_bridge.py \
-		tests/bridges/test_langchain_paused_thread.py \
+		tests/bridges/test_langchain_paused_thread.py tests/bridges/test_langchain_dropped_pause.py \
 		tests/catalog tests/conformance/test_hosts.py \
 		-k "langchain or LangChain"
 
