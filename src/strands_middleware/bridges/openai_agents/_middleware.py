@@ -24,7 +24,7 @@ from ...host._resume_prompt import RESPONSE_SHAPE, parse_block, quote_ids
 from ...interrupts import Interrupt
 from ...stages._agent_stream import AgentStreamStage
 from ._model import MiddlewareModel, MiddlewareModelProvider
-from ._tools import ToolCalls, call_prefix, wrap_tool
+from ._tools import ToolCalls, UnknownTools, call_prefix, wrap_tool
 
 __all__ = ["OpenAIAgentsMiddleware", "UnsupportedStageError"]
 
@@ -103,9 +103,7 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         if isinstance(model, MiddlewareModel):
             wrapped_model: Any = model
         elif isinstance(model, Model):
-            wrapped_model = MiddlewareModel(
-                model, self.middleware_registry, self, self._check_request
-            )
+            wrapped_model = MiddlewareModel(model, self.middleware_registry, self, self._tool_calls)
         elif model is None or isinstance(model, str):
             wrapped_model = model
         else:
@@ -135,26 +133,37 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         """``config`` (or a fresh ``RunConfig``) whose provider and model run this middleware.
 
         Pass it to ``Runner.run`` / ``Runner.run_streamed`` when an agent names its model (or
-        names none): the SDK then resolves it through the provider.
+        names none): the SDK then resolves it through the provider. It also makes a call to a
+        tool the agent does not have run through ``ExecuteToolStage`` (``context.tool`` is
+        ``None``) and reach the model as the chain's result, as on every host, where the SDK
+        would end the run with ``ModelBehaviorError``: it sets the SDK's
+        ``tool_not_found_behavior="return_error_to_model"`` and a ``tool_error_formatter`` that
+        runs the chain (and hands other errors to the config's own formatter). Set
+        ``tool_not_found_behavior="raise_error"`` on the result to keep the SDK's error.
         """
         config = config if config is not None else RunConfig()
+        calls = self._tool_calls
         provider: Any = config.model_provider
         if not isinstance(provider, MiddlewareModelProvider):
             provider = MiddlewareModelProvider(
                 provider if provider is not None else MultiProvider(),
                 self.middleware_registry,
                 self,
-                self._check_request,
+                calls,
             )
         model: Any = config.model
         if isinstance(model, Model) and not isinstance(model, MiddlewareModel):
-            model = MiddlewareModel(model, self.middleware_registry, self, self._check_request)
-        return dataclasses.replace(config, model_provider=provider, model=model)
-
-    def _check_request(self, items: object) -> None:
-        # Before any model call: a new prompt sent with a paused run's history is refused.
-        if self._calls is not None:
-            self._calls.check_request(items)
+            model = MiddlewareModel(model, self.middleware_registry, self, calls)
+        formatter: Any = config.tool_error_formatter
+        if not (isinstance(formatter, UnknownTools) and formatter.calls is calls):
+            formatter = UnknownTools(calls, formatter)
+        return dataclasses.replace(
+            config,
+            model_provider=provider,
+            model=model,
+            tool_not_found_behavior="return_error_to_model",
+            tool_error_formatter=formatter,
+        )
 
     # ---- interrupts --------------------------------------------------------------------------
 

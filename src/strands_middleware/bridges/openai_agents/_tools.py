@@ -11,6 +11,12 @@ terminal, which runs the SDK's own invoker, and returns the chain's result.
 A resumed call (approved by the SDK) has no approval check: its chain runs in the invoker, with
 the answers the caller gave. A handler that asks again there cannot pause the run (the SDK
 offers no way), so the call ends with an error result and the tool does not run.
+
+A call to a tool the agent does not have runs its chain (``context.tool`` is ``None``) in the
+run's tool error formatter (`UnknownTools`), which the SDK asks for that call's output when the
+run config returns such calls to the model. The SDK hands the formatter the tool's name and the
+call id only, so the bridge notes the function calls of each model response it passes on, to
+give handlers the call's arguments.
 """
 
 from __future__ import annotations
@@ -21,10 +27,18 @@ import inspect
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any, cast
 
-from agents import FunctionTool
+from agents import FunctionTool, ToolErrorFormatterArgs
 from agents.tool_context import ToolContext
 
 from ...content import ToolResult, ToolSpec, ToolUse
@@ -36,7 +50,7 @@ from ...interrupts import Interrupt
 from ...stages._execute_tool import ExecuteToolStage
 from ._converse import tool_spec_of
 
-__all__ = ["ToolCalls", "keep", "wrap_tool"]
+__all__ = ["ToolCalls", "UnknownTools", "keep", "wrap_tool"]
 
 _PREFIX = "v1:middleware_execute_tool:"
 _KEPT = 1024
@@ -121,9 +135,9 @@ class _SDKTool:
         return f"OpenAIAgentsTool({self.tool.name!r})"
 
 
-def _host_result(event: ToolResultEvent, tool: _SDKTool) -> Any:
+def _host_result(event: ToolResultEvent, tool: _SDKTool | None) -> Any:
     """What the SDK gets as the tool's output for the chain's result."""
-    if tool.produced is not None and tool.produced[0] is event:
+    if tool is not None and tool.produced is not None and tool.produced[0] is event:
         return tool.produced[1]
     return "".join(
         str(item.get("text", item.get("json", ""))) for item in event.tool_result["content"]
@@ -161,9 +175,11 @@ class ToolCalls:
         # The call ids whose paused round ran once resumed: a RunState paused on one of them
         # was already resumed (per process; forgotten when a new run pauses on the same id).
         self.resumed: OrderedDict[str, None] = OrderedDict()
+        # call id -> the name and the arguments (JSON text) of a function call a model made.
+        self.made: OrderedDict[str, tuple[str, str]] = OrderedDict()
 
     def _run(
-        self, tool: _SDKTool, tool_use: ToolUse, answers: Mapping[str, Interrupt]
+        self, tool: _SDKTool | None, tool_use: ToolUse, answers: Mapping[str, Interrupt]
     ) -> Coroutine[Any, Any, ToolResultEvent]:
         """The call's chain, to await: its result, or the `InterruptException` that pauses it.
 
@@ -269,6 +285,72 @@ class ToolCalls:
                 "resumed call, and the OpenAI Agents SDK cannot pause a call it already approved."
             )
         return _host_result(event, sdk_tool)
+
+    def note(self, output: Iterable[object]) -> None:
+        """Note the function calls among a model response's output items (SDK items)."""
+        for item in output:
+            if getattr(item, "type", None) == "function_call":
+                call: Any = item
+                keep(self.made, call.call_id, (call.name, call.arguments))
+
+    def note_message(self, content: Iterable[Mapping[str, Any]]) -> None:
+        """Note the tool calls of a model's reply in Converse (the chain's result)."""
+        for block in content:
+            use = block.get("toolUse")
+            if use is not None:
+                given = use["input"]
+                text = given if isinstance(given, str) else json.dumps(given)
+                keep(self.made, use["toolUseId"], (use["name"], text))
+
+    async def unknown(self, name: str, call_id: str) -> str:
+        """The output of a call to the tool ``name``, which the agent does not have: the
+        chain's result, run with no tool."""
+        made = self.made.pop(call_id, None)
+        text = made[1] if made is not None and made[0] == name else ""
+        arguments: Any
+        try:
+            arguments = json.loads(text) if text else {}
+        except ValueError:
+            arguments = text  # as the model wrote it: a handler may still read it
+        tool_use: ToolUse = {"toolUseId": call_id, "name": name, "input": arguments}
+        try:
+            event = await self._run(None, tool_use, {})
+        except InterruptException as asked:
+            return (
+                f"The tool did not run: middleware asked {asked.interrupt.name!r} on a call to "
+                f"{name!r}, a tool the agent does not have, and the OpenAI Agents SDK cannot "
+                "pause such a call."
+            )
+        value = _host_result(event, None)
+        return value if isinstance(value, str) else json.dumps(value)
+
+
+class UnknownTools:
+    """A run's ``tool_error_formatter``: calls to a tool the agent does not have run the chain.
+
+    Other errors (and such calls when no ``ExecuteToolStage`` handler is registered) go to the
+    formatter the run config had, if any, else keep the SDK's own message.
+
+    Args:
+        calls: The middleware's tool calls.
+        given: The run config's own formatter.
+    """
+
+    __slots__ = ("calls", "given")
+
+    def __init__(self, calls: ToolCalls, given: Callable[..., Any] | None) -> None:
+        self.calls = calls
+        self.given = given
+
+    async def __call__(self, args: ToolErrorFormatterArgs[Any]) -> str | None:
+        """The output the model reads for the failed call ``args`` describes."""
+        calls = self.calls
+        if args.kind == "tool_not_found" and calls.registry.has_handlers(ExecuteToolStage):
+            return await calls.unknown(args.tool_name, args.call_id)
+        if self.given is None:
+            return None
+        message = self.given(args)
+        return cast("str | None", await message if inspect.isawaitable(message) else message)
 
 
 def _kind_and_call(item: object) -> tuple[object, str | None]:
