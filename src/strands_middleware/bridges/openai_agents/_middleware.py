@@ -23,12 +23,15 @@ from ...host._mixin import RUN_STATE, MiddlewareHostMixin
 from ...host._resume_prompt import RESPONSE_SHAPE, parse_block, quote_ids
 from ...interrupts import Interrupt
 from ...stages._agent_stream import AgentStreamStage
+from ...stores._protocols import SnapshotStore
 from ._model import MiddlewareModel, MiddlewareModelProvider
 from ._tools import ToolCalls, UnknownTools, call_prefix, wrap_tool
 
 __all__ = ["OpenAIAgentsMiddleware", "UnsupportedStageError"]
 
 TContext = TypeVar("TContext")
+
+_WEEK = 7 * 24 * 3600.0
 
 _REFUSAL = (
     "AgentStreamStage is not supported on the OpenAI Agents SDK: its run loop has no pass a "
@@ -59,6 +62,13 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
 
     Args:
         middleware: What to register, in order (as ``use()`` takes it).
+        store: Where the calls a resumed run runs are recorded (a ``RedisStore``, shared by
+            every process that resumes runs): a paused ``RunState`` resumed a second time, in
+            any process using the same store, then runs none of its paused calls, and the run
+            ends with the SDK's ``UserError`` whose cause is an `InterruptResumeError`. Without
+            one, a second resume is recognised by this object only (see `resume`).
+        store_ttl: How long, in seconds, the store remembers a resumed call (7 days by
+            default): a second resume later than that is not recognised.
 
     Raises:
         TypeError: an argument is not middleware.
@@ -73,14 +83,27 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         }
     )
 
-    def __init__(self, *middleware: MiddlewareSource) -> None:
+    def __init__(
+        self,
+        *middleware: MiddlewareSource,
+        store: SnapshotStore | None = None,
+        store_ttl: float = _WEEK,
+    ) -> None:
+        if store is not None and not isinstance(store, SnapshotStore):
+            raise TypeError(
+                f"store must be a SnapshotStore (a RedisStore, say), got {type(store).__name__}"
+            )
+        if store_ttl <= 0:
+            raise ValueError(f"store_ttl must be a number of seconds above 0, got {store_ttl!r}")
+        self._store = store
+        self._store_ttl = store_ttl
         self._calls: ToolCalls | None = None
         self.use(*middleware)
 
     @property
     def _tool_calls(self) -> ToolCalls:
         if self._calls is None:
-            self._calls = ToolCalls(self.middleware_registry, self)
+            self._calls = ToolCalls(self.middleware_registry, self, self._store, self._store_ttl)
         return self._calls
 
     # ---- wrapping ----------------------------------------------------------------------------
@@ -193,7 +216,9 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         A state whose paused round already ran once resumed is refused, loaded again with
         ``RunState.from_json`` or not: running it again would run an approved tool twice. This
         middleware object remembers what it resumed in this process only (the last 1024
-        calls): a resumed state loaded in another process is not recognised there. A model
+        calls): a resumed state loaded in another process is not recognised there by
+        ``resume()``; give the middleware a ``store`` for the run itself to refuse it there
+        (before the tool runs). A model
         call whose input holds a call still paused on this middleware's interrupts, without
         its result, is refused too (a new prompt sent with a paused run's history): the model
         is not asked.

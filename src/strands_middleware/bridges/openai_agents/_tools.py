@@ -44,10 +44,11 @@ from agents.tool_context import ToolContext
 from ...content import ToolResult, ToolSpec, ToolUse
 from ...engine._registry import MiddlewareRegistry
 from ...events import ToolResultEvent
-from ...exceptions import InterruptException, InterruptResponseFormatError
+from ...exceptions import InterruptException, InterruptResponseFormatError, InterruptResumeError
 from ...host._tool_call import ToolStagePoint, copy_tool_use, make_tool_terminal
 from ...interrupts import Interrupt
 from ...stages._execute_tool import ExecuteToolStage
+from ...stores._protocols import SnapshotStore
 from ._converse import tool_spec_of
 
 __all__ = ["ToolCalls", "UnknownTools", "keep", "wrap_tool"]
@@ -163,11 +164,24 @@ class _Pending:
 
 
 class ToolCalls:
-    """The tool calls of the agents one middleware object wraps: waiting, paused, answered."""
+    """The tool calls of the agents one middleware object wraps: waiting, paused, answered.
 
-    def __init__(self, registry: MiddlewareRegistry, agent: Any) -> None:
+    With a ``store``, a pause on a call leaves a record there (for ``ttl`` seconds) and a
+    resumed run claims it before the call runs: a second resume of the same paused round, in
+    any process using that store, finds its calls claimed and runs none of them.
+    """
+
+    def __init__(
+        self,
+        registry: MiddlewareRegistry,
+        agent: Any,
+        store: SnapshotStore | None = None,
+        ttl: float = 0.0,
+    ) -> None:
         self.registry = registry
         self.agent = agent
+        self.store = store
+        self.ttl = ttl
         self.pending: dict[str, _Pending] = {}
         # call id -> the interrupts it paused on, until its resumed chain runs.
         self.owed: OrderedDict[str, list[Interrupt]] = OrderedDict()
@@ -214,11 +228,43 @@ class ToolCalls:
             error = task.exception()
             if isinstance(error, InterruptException):
                 keep(self.owed, call_id, [error.interrupt])
-                # A new pause on this id (a model that reuses call ids): it is answerable.
-                self.resumed.pop(call_id, None)
+                await self.paused(call_id)
                 return True
         self.pending[call_id] = pending
         return False
+
+    async def paused(self, call_id: str) -> None:
+        """Note that a run pauses on ``call_id``: a new pause (a model that reuses call ids)
+        is answerable again, in this process and, through the store, in any."""
+        self.resumed.pop(call_id, None)
+        if self.store is not None:
+            await self.store.snapshot_put(_record_key(call_id), _PAUSED, self.ttl)
+
+    async def _claim(self, call_id: str, tool_name: str) -> None:
+        """Claim ``call_id`` in the store for this resumed run, or refuse a second resume.
+
+        The pause left a record; the first resume takes it, atomically, so of any number of
+        resumes (racing or not, in any process) one gets it. A call whose pause left no record
+        (it expired, or the run paused without the store) is claimed by the first resume that
+        writes one: the store's versions say whether another wrote before.
+        """
+        store = self.store
+        if store is None:
+            return
+        key = _record_key(call_id)
+        taken = await store.snapshot_take(key)
+        if taken is not None:
+            first = taken[1] == _PAUSED
+        else:
+            first = await store.snapshot_put(key, _CLAIMED, self.ttl) == 1
+        if not first:
+            raise InterruptResumeError(
+                f"this paused run was already resumed: its call {call_id!r} to {tool_name!r} "
+                "ran once resumed (the store records it, whichever process resumed it), so it "
+                "does not run again; resume the RunState of the run's latest pause, or send a "
+                "new prompt",
+                [i.id for i in self.owed.get(call_id, ())],
+            )
 
     def check_request(self, items: object) -> None:
         """Refuse a model call whose input holds a call paused on this middleware's interrupts
@@ -266,6 +312,8 @@ class ToolCalls:
         self, tool: FunctionTool, invoker: Invoker, context: ToolContext[Any], args_json: str
     ) -> Any:
         call_id = context.tool_call_id
+        # First: a round resumed a second time (in another process) runs none of its calls.
+        await self._claim(call_id, tool.name)
         given = self.answers.pop(call_id, None)
         answers: Mapping[str, Interrupt] = given if given is not None else _ApprovedCall(call_id)
         self.owed.pop(call_id, None)
@@ -353,6 +401,14 @@ class UnknownTools:
         return cast("str | None", await message if inspect.isawaitable(message) else message)
 
 
+_PAUSED = b"paused"
+_CLAIMED = b"claimed"
+
+
+def _record_key(call_id: str) -> str:
+    return f"openai_agents:paused_call:{call_id}"
+
+
 def _kind_and_call(item: object) -> tuple[object, str | None]:
     if isinstance(item, Mapping):
         data = cast("Mapping[str, object]", item)
@@ -391,7 +447,9 @@ def wrap_tool(tool: FunctionTool, calls: ToolCalls) -> FunctionTool:
 
     async def needs_approval(context: Any, params: Any, call_id: str) -> bool:
         if own is True or (callable(own) and await own(context, params, call_id)):
-            return True  # the SDK's own approval; the chain runs once it is approved
+            # The SDK's own approval; the chain runs once it is approved.
+            await calls.paused(call_id)
+            return True
         if not calls.registry.has_handlers(ExecuteToolStage):
             return False
         return await calls.check(tool, invoker, params, call_id)
