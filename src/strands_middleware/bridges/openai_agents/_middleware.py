@@ -89,7 +89,7 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         store: SnapshotStore | None = None,
         store_ttl: float = _WEEK,
     ) -> None:
-        if store is not None and not isinstance(store, SnapshotStore):
+        if store is not None and not isinstance(cast(object, store), SnapshotStore):
             raise TypeError(
                 f"store must be a SnapshotStore (a RedisStore, say), got {type(store).__name__}"
             )
@@ -194,8 +194,10 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         """This library's interrupts a paused run (a run result or a ``RunState``) waits on.
 
         Calls paused by the SDK itself (a tool's own ``needs_approval``) are not listed: answer
-        them with the SDK's ``approve``/``reject``. A state loaded in another process lists
-        the ids of the interrupts it owes, with the names and reasons this process saw.
+        them with the SDK's ``approve``/``reject``. They are what this middleware object saw
+        pause: for a state loaded in another process (or by another object) the list is empty,
+        since the SDK's ``RunState`` has no room for them; keep them (their ids, names and
+        reasons) with the saved state to answer it there.
         """
         found: list[Interrupt] = []
         owed = self._tool_calls.owed
@@ -221,7 +223,10 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         (before the tool runs). A model
         call whose input holds a call still paused on this middleware's interrupts, without
         its result, is refused too (a new prompt sent with a paused run's history): the model
-        is not asked.
+        is not asked. In another process the answers cannot be checked against the pause
+        before the run: there, answers that answer nothing a resumed call's middleware asks
+        (another run's) end the run before the call runs, with the SDK's ``UserError`` whose
+        cause is an `InterruptResumeError`; the saved state stays answerable.
 
         Raises:
             InterruptResumeError: the state's paused round already ran once resumed (in this

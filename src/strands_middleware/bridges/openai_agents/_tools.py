@@ -86,6 +86,27 @@ class _ApprovedCall(Mapping[str, Interrupt]):
         return 0
 
 
+class _Consulted(Mapping[str, Interrupt]):
+    """Answers, noting whether the chain found one of them (``consulted``)."""
+
+    __slots__ = ("_answers", "consulted")
+
+    def __init__(self, answers: Mapping[str, Interrupt]) -> None:
+        self._answers = answers
+        self.consulted = False
+
+    def __getitem__(self, key: str) -> Interrupt:
+        found = self._answers[key]
+        self.consulted = True
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._answers)
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+
 class _SDKTool:
     """One call of an SDK function tool, as the `AgentTool` the chain's terminal runs."""
 
@@ -211,8 +232,20 @@ class ToolCalls:
         )
         return point.result(make_tool_terminal(signal))
 
-    async def check(self, tool: FunctionTool, invoker: Invoker, params: Any, call_id: str) -> bool:
-        """The approval check: start the call's chain; ``True`` when a handler interrupts."""
+    async def check(
+        self,
+        tool: FunctionTool,
+        invoker: Invoker,
+        params: Any,
+        call_id: str,
+        *,
+        resumed: bool = False,
+    ) -> bool:
+        """The approval check: start the call's chain; ``True`` when a handler interrupts.
+
+        ``resumed``: the call has the SDK's approval already, and is checked again as it is
+        resumed (older SDK releases do): its pause is not a new one.
+        """
         tool_use: ToolUse = {"toolUseId": call_id, "name": tool.name, "input": params}
 
         async def start() -> Invocation:
@@ -228,7 +261,8 @@ class ToolCalls:
             error = task.exception()
             if isinstance(error, InterruptException):
                 keep(self.owed, call_id, [error.interrupt])
-                await self.paused(call_id)
+                if not resumed:
+                    await self.paused(call_id)
                 return True
         self.pending[call_id] = pending
         return False
@@ -315,8 +349,8 @@ class ToolCalls:
         # First: a round resumed a second time (in another process) runs none of its calls.
         await self._claim(call_id, tool.name)
         given = self.answers.pop(call_id, None)
-        answers: Mapping[str, Interrupt] = given if given is not None else _ApprovedCall(call_id)
-        self.owed.pop(call_id, None)
+        answers = _Consulted(given if given is not None else _ApprovedCall(call_id))
+        owed = self.owed.pop(call_id, None)
         keep(self.resumed, call_id, None)
         arguments: Any = json.loads(args_json) if args_json else {}
         tool_use: ToolUse = {"toolUseId": call_id, "name": tool.name, "input": arguments}
@@ -328,11 +362,32 @@ class ToolCalls:
         try:
             event = await self._run(sdk_tool, tool_use, answers)
         except InterruptException as again:
+            if given is not None and not answers.consulted:
+                # No answer given was for a question this call asks: they are another run's
+                # (a state loaded in a fresh process cannot check them before it runs). Nothing
+                # ran; the saved state stays answerable.
+                await self._unclaim(call_id, owed)
+                raise InterruptResumeError(
+                    f"the answers given for call {call_id!r} to {tool.name!r} answer nothing its "
+                    f"middleware asks: it asks {again.interrupt.name!r} "
+                    f"({again.interrupt.id}), the answers are for "
+                    f"{', '.join(sorted(given))}, another run's; nothing ran: load the saved "
+                    "RunState again and resume it with answers to this run's interrupts",
+                    [again.interrupt.id],
+                ) from None
             return (
                 f"The tool did not run: middleware asked {again.interrupt.name!r} again on a "
                 "resumed call, and the OpenAI Agents SDK cannot pause a call it already approved."
             )
         return _host_result(event, sdk_tool)
+
+    async def _unclaim(self, call_id: str, owed: list[Interrupt] | None) -> None:
+        """Undo what a resumed call noted as it started: it did not run."""
+        self.resumed.pop(call_id, None)
+        if owed is not None:
+            keep(self.owed, call_id, owed)
+        if self.store is not None:
+            await self.store.snapshot_put(_record_key(call_id), _PAUSED, self.ttl)
 
     def note(self, output: Iterable[object]) -> None:
         """Note the function calls among a model response's output items (SDK items)."""
@@ -446,13 +501,18 @@ def wrap_tool(tool: FunctionTool, calls: ToolCalls) -> FunctionTool:
     own = tool.needs_approval
 
     async def needs_approval(context: Any, params: Any, call_id: str) -> bool:
+        # A call approved or rejected already is being resumed (older SDK releases ask again
+        # then): it is no new pause.
+        decided = getattr(context, "is_tool_approved", None)
+        resumed = decided is not None and decided(tool.name, call_id) is not None
         if own is True or (callable(own) and await own(context, params, call_id)):
             # The SDK's own approval; the chain runs once it is approved.
-            await calls.paused(call_id)
+            if not resumed:
+                await calls.paused(call_id)
             return True
         if not calls.registry.has_handlers(ExecuteToolStage):
             return False
-        return await calls.check(tool, invoker, params, call_id)
+        return await calls.check(tool, invoker, params, call_id, resumed=resumed)
 
     async def on_invoke_tool(context: ToolContext[Any], args_json: str) -> Any:
         if not calls.registry.has_handlers(ExecuteToolStage):
