@@ -238,13 +238,12 @@ class ToolCalls:
         invoker: Invoker,
         params: Any,
         call_id: str,
-        *,
-        resumed: bool = False,
+        context: Any = None,
     ) -> bool:
         """The approval check: start the call's chain; ``True`` when a handler interrupts.
 
-        ``resumed``: the call has the SDK's approval already, and is checked again as it is
-        resumed (older SDK releases do): its pause is not a new one.
+        ``context`` is the SDK's run context: a call it holds a decision on already is checked
+        again as it is resumed (older SDK releases do), and its pause is not a new one.
         """
         tool_use: ToolUse = {"toolUseId": call_id, "name": tool.name, "input": params}
 
@@ -261,7 +260,7 @@ class ToolCalls:
             error = task.exception()
             if isinstance(error, InterruptException):
                 keep(self.owed, call_id, [error.interrupt])
-                if not resumed:
+                if not _decided(context, tool.name, call_id):
                     await self.paused(call_id)
                 return True
         self.pending[call_id] = pending
@@ -456,6 +455,13 @@ class UnknownTools:
         return cast("str | None", await message if inspect.isawaitable(message) else message)
 
 
+def _decided(context: Any, tool_name: str, call_id: str) -> bool:
+    """Whether the SDK's run ``context`` holds an approval or a rejection of the call already:
+    it is being resumed (older SDK releases check a call's approval again then)."""
+    decision = getattr(context, "is_tool_approved", None)
+    return decision is not None and decision(tool_name, call_id) is not None
+
+
 _PAUSED = b"paused"
 _CLAIMED = b"claimed"
 
@@ -501,18 +507,14 @@ def wrap_tool(tool: FunctionTool, calls: ToolCalls) -> FunctionTool:
     own = tool.needs_approval
 
     async def needs_approval(context: Any, params: Any, call_id: str) -> bool:
-        # A call approved or rejected already is being resumed (older SDK releases ask again
-        # then): it is no new pause.
-        decided = getattr(context, "is_tool_approved", None)
-        resumed = decided is not None and decided(tool.name, call_id) is not None
         if own is True or (callable(own) and await own(context, params, call_id)):
             # The SDK's own approval; the chain runs once it is approved.
-            if not resumed:
+            if not _decided(context, tool.name, call_id):
                 await calls.paused(call_id)
             return True
         if not calls.registry.has_handlers(ExecuteToolStage):
             return False
-        return await calls.check(tool, invoker, params, call_id, resumed=resumed)
+        return await calls.check(tool, invoker, params, call_id, context)
 
     async def on_invoke_tool(context: ToolContext[Any], args_json: str) -> Any:
         if not calls.registry.has_handlers(ExecuteToolStage):
