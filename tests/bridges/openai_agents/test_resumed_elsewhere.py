@@ -1,4 +1,4 @@
-"""A paused ``RunState`` resumed a second time in another process, caught through a real Redis.
+"""A paused ``RunState`` resumed in another process: once, and a second time caught through Redis.
 
 Without a store a middleware object recognises a second resume in its own process only; with
 ``store=`` the resumed run records each call it runs there, so a second resume of the same
@@ -16,7 +16,7 @@ import json
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,11 @@ import pytest
 from agents import Agent, RunConfig, Runner, RunState, function_tool, set_tracing_disabled
 from agents.exceptions import UserError
 
+from strands_middleware import ExecuteToolContext, ExecuteToolStage, MiddlewareNext, TypedEvent
 from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
 from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
 from strands_middleware.catalog import ToolApproval
+from strands_middleware.content import Message
 from strands_middleware.exceptions import InterruptResumeError
 from strands_middleware.stores.redis import RedisStore
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
@@ -241,3 +243,99 @@ async def test_a_state_resumed_in_another_process_is_refused_here(
         await resume(store, saved, answers, streamed=False, tool=delete_file)
     assert isinstance(refused.value.__cause__, InterruptResumeError)
     assert deleted == []  # it ran in the child, once
+
+
+listed: list[str] = []
+
+
+@function_tool
+def list_files(path: str) -> str:
+    """List a folder.
+
+    Args:
+        path: The folder.
+    """
+    listed.append(path)
+    return "report.txt"
+
+
+def gated_deletes() -> OpenAIAgentsMiddleware:
+    """Middleware gating deletions only: the listing of a round runs before it pauses."""
+
+    async def gate(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        if context.tool_use["name"] == "delete_file":
+            context.interrupt("approve", reason=dict(context.tool_use["input"]))
+        async for event in next_fn(context):
+            yield event
+
+    return OpenAIAgentsMiddleware(ExecuteToolStage.wrap(gate))
+
+
+def resume_round_in_this_process(path: str) -> None:
+    """The child process: resume a saved round of two calls; print what ran as JSON."""
+    data = json.loads(Path(path).read_text())
+
+    async def main() -> None:
+        middleware = gated_deletes()
+        script = ScriptedModel([text_turn("Deleted.")])
+        agent = middleware.wrap(
+            Agent("a", model=ScriptedOpenAIModel(script), tools=[list_files, delete_file])
+        )
+        state = await RunState.from_json(agent, data["saved"])
+        middleware.resume(state, data["answers"])
+        done = await Runner.run(agent, state, run_config=CONFIG)
+        [request] = script.requests
+        read = [
+            block["toolResult"]["toolUseId"]
+            for message in request.messages
+            for block in message["content"]
+            if "toolResult" in block
+        ]
+        print(json.dumps([done.final_output, deleted, listed, read]))
+
+    asyncio.run(main())
+
+
+async def test_a_round_resumed_in_another_process_runs_only_its_paused_call(
+    tmp_path: Path,
+) -> None:
+    listed.clear()
+    both: Message = {
+        "role": "assistant",
+        "content": [
+            {"toolUse": {"toolUseId": "t1", "name": "list_files", "input": {"path": "/"}}},
+            {"toolUse": {"toolUseId": "t2", "name": "delete_file", "input": {"path": "/a"}}},
+        ],
+    }
+    middleware = gated_deletes()
+    agent = middleware.wrap(
+        Agent("a", model=ScriptedOpenAIModel([both]), tools=[list_files, delete_file])
+    )
+    paused = await Runner.run(agent, "Clean up", run_config=CONFIG)
+    assert (listed, deleted, len(paused.interruptions)) == (["/"], [], 1)
+    answers = {i.id: "yes" for i in middleware.interrupts(paused)}
+    path = tmp_path / "paused.json"
+    path.write_text(json.dumps({"saved": paused.to_state().to_json(), "answers": answers}))
+    code = (
+        "from tests.bridges.openai_agents.test_resumed_elsewhere import "
+        f"resume_round_in_this_process; resume_round_in_this_process({str(path)!r})"
+    )
+    child = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OPENAI_AGENTS_DISABLE_TRACING": "1"},
+    )
+    assert child.returncode == 0, child.stderr
+    # There: the model asked once, with both results; the listing not run again.
+    assert json.loads(child.stdout.strip().splitlines()[-1]) == [
+        "Deleted.",
+        ["/a"],
+        [],
+        ["t1", "t2"],
+    ]
