@@ -198,23 +198,25 @@ class OpenAIAgentsHarness:
     known_failures: Mapping[str, str] = MappingProxyType(
         {
             "unknown_tool_runs_the_chain_with_tool_none": (
-                "openai-agents (0.19 to 0.24) keeps the output of a call to a tool the agent "
-                "does not have as a function_call_output item, which has no status: the "
-                "chain's error result reaches the model as its text, not as an error"
+                "openai-agents (0.19 to 0.24) returns a tool error formatter's text as the "
+                "call's function_call_output item, and that item (the Responses API's) has no "
+                "error status: the chain's error result reaches the model as its text, not "
+                "as an error"
             ),
             "system_prompt_blocks_reach_the_model": (
-                "openai-agents (0.19 to 0.24) takes an agent's instructions as one string, "
-                "so system prompt blocks reach the model joined into one"
+                "openai-agents (0.19 to 0.24) hands a Model its instructions as one string "
+                "(get_response and stream_response take system_instructions: str | None), so "
+                "system prompt blocks reach the model joined into one"
             ),
             "raising_tool_becomes_an_error_result": (
-                "openai-agents (0.19 to 0.24) keeps a tool's output as a "
-                "function_call_output item, which has no status: a failed call reaches the "
-                "model as its text, not as an error"
+                "openai-agents (0.19 to 0.24) keeps a function tool's output as a "
+                "function_call_output item, which has no error status in the Responses API: "
+                "a failed call reaches the model as its text, not as an error"
             ),
             "catalog_tool_approval_gates_the_tool": (
-                "openai-agents (0.19 to 0.24) keeps a tool's output as a "
-                "function_call_output item, which has no status: a denied call reaches the "
-                "model as its text, not as an error"
+                "openai-agents (0.19 to 0.24) keeps a function tool's output as a "
+                "function_call_output item, which has no error status in the Responses API: "
+                "a denied call reaches the model as its text, not as an error"
             ),
         }
     )
