@@ -49,6 +49,9 @@ middleware.add_middleware(InvokeModelStage.Input, tool_input)  # type: ignore[ar
 # The constructor and use() take Middleware objects, not bare handlers.
 OpenAIAgentsMiddleware(concise)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 middleware.use(concise)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+# The store is a SnapshotStore, not its URL; its ttl is seconds, not a timedelta's text.
+OpenAIAgentsMiddleware(store="redis://localhost")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+OpenAIAgentsMiddleware(store_ttl="7d")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 # wrap() takes an SDK Agent, not a name.
 middleware.wrap("assistant")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 # run_config() takes the SDK's RunConfig, not a dict.

@@ -25,10 +25,13 @@ from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
 from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
 from strands_middleware.catalog import Retry, ToolApproval
 from strands_middleware.interrupts import Interrupt
+from strands_middleware.stores import InMemoryStore
 from strands_middleware.testing import text_turn
 
 middleware = OpenAIAgentsMiddleware(Retry(), ToolApproval())
 assert_type(middleware.use(Retry()), OpenAIAgentsMiddleware)
+# A store (any SnapshotStore) records resumed calls for every process sharing it.
+shared = OpenAIAgentsMiddleware(ToolApproval(), store=InMemoryStore(), store_ttl=3600.0)
 
 
 @dataclass

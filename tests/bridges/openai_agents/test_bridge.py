@@ -296,11 +296,19 @@ async def test_answers_for_another_run_are_refused_and_the_state_is_unchanged() 
 
 
 async def test_a_run_state_of_another_agent_is_refused() -> None:
-    _, agent, _ = paused_agent([])
+    middleware, agent, _ = paused_agent([])
     result = await run(agent, "Delete /a", streamed=False)
+    saved = result.to_state().to_json()
+    before = json.dumps(saved, sort_keys=True)
     other = OpenAIAgentsMiddleware().wrap(Agent("b", model=ScriptedOpenAIModel([])))
     with pytest.raises(UserError, match="agent"):
-        await RunState.from_json(other, result.to_state().to_json())
+        await RunState.from_json(other, saved)
+    # The paused run is unchanged: its own agent still resumes it.
+    assert json.dumps(saved, sort_keys=True) == before
+    state = await RunState.from_json(agent, saved)
+    middleware.resume(state, {i.id: "yes" for i in middleware.interrupts(state)})
+    done = await run(agent, state, streamed=False)
+    assert (done.final_output, deleted) == ("Done.", ["/a"])
 
 
 def test_a_model_the_sdk_cannot_run_is_refused_at_wrap() -> None:

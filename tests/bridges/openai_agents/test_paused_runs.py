@@ -7,10 +7,12 @@ refused before the model is asked or a tool runs; the paused state stays answera
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
 from agents import Agent, ModelProvider, RunConfig, RunState
+from agents.exceptions import UserError
 
 from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
 from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
@@ -100,3 +102,36 @@ async def test_a_run_state_resumed_twice_is_refused_and_the_tool_runs_once(
     assert err.value.interrupt_ids == (interrupt.id,)
     assert stale.to_json() == stale_before
     assert (deleted, asked, len(script.requests)) == (["/a"], ["yes"], 2)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_answers_of_another_run_in_a_fresh_process_run_nothing_and_can_be_corrected(
+    streamed: bool,
+) -> None:
+    # A fresh middleware object knows nothing of the pause (as in another process): it cannot
+    # tell the answers are another run's until the call's chain asks.
+    middleware, agent, _ = paused_agent([])
+    result = await run(agent, "Delete /a", streamed=False)
+    [interrupt] = middleware.interrupts(result)
+    saved = json.loads(json.dumps(result.to_state().to_json()))
+    # The id another gate (of another run) would ask under for the same call id.
+    other_run = "v1:middleware_execute_tool:t1:" + str(uuid.uuid5(uuid.NAMESPACE_OID, "confirm"))
+    asked: list[Any] = []
+    fresh_script = ScriptedModel([text_turn("Done.")])
+    fresh = OpenAIAgentsMiddleware(gate(asked))
+    fresh_agent = fresh.wrap(
+        Agent("a", model=ScriptedOpenAIModel(fresh_script), tools=[delete_file])
+    )
+    state = await RunState.from_json(fresh_agent, saved)
+    fresh.resume(state, {other_run: "yes"})
+    with pytest.raises(UserError) as refused:
+        await run(fresh_agent, state, streamed=streamed)
+    cause = refused.value.__cause__
+    assert isinstance(cause, InterruptResumeError) and "another run" in str(cause)
+    assert cause.interrupt_ids == (interrupt.id,)
+    assert (deleted, asked, fresh_script.requests) == ([], [], [])
+    # The saved state is unchanged: answered right, it runs the tool once.
+    state = await RunState.from_json(fresh_agent, saved)
+    fresh.resume(state, {interrupt.id: "yes"})
+    done = await run(fresh_agent, state, streamed=streamed)
+    assert (done.final_output, deleted, asked) == ("Done.", ["/a"], ["yes"])

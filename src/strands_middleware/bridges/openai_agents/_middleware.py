@@ -23,12 +23,15 @@ from ...host._mixin import RUN_STATE, MiddlewareHostMixin
 from ...host._resume_prompt import RESPONSE_SHAPE, parse_block, quote_ids
 from ...interrupts import Interrupt
 from ...stages._agent_stream import AgentStreamStage
+from ...stores._protocols import SnapshotStore
 from ._model import MiddlewareModel, MiddlewareModelProvider
-from ._tools import ToolCalls, call_prefix, wrap_tool
+from ._tools import ToolCalls, UnknownTools, call_prefix, wrap_tool
 
 __all__ = ["OpenAIAgentsMiddleware", "UnsupportedStageError"]
 
 TContext = TypeVar("TContext")
+
+_WEEK = 7 * 24 * 3600.0
 
 _REFUSAL = (
     "AgentStreamStage is not supported on the OpenAI Agents SDK: its run loop has no pass a "
@@ -59,6 +62,13 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
 
     Args:
         middleware: What to register, in order (as ``use()`` takes it).
+        store: Where the calls a resumed run runs are recorded (a ``RedisStore``, shared by
+            every process that resumes runs): a paused ``RunState`` resumed a second time, in
+            any process using the same store, then runs none of its paused calls, and the run
+            ends with the SDK's ``UserError`` whose cause is an `InterruptResumeError`. Without
+            one, a second resume is recognised by this object only (see `resume`).
+        store_ttl: How long, in seconds, the store remembers a resumed call (7 days by
+            default): a second resume later than that is not recognised.
 
     Raises:
         TypeError: an argument is not middleware.
@@ -73,14 +83,27 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         }
     )
 
-    def __init__(self, *middleware: MiddlewareSource) -> None:
+    def __init__(
+        self,
+        *middleware: MiddlewareSource,
+        store: SnapshotStore | None = None,
+        store_ttl: float = _WEEK,
+    ) -> None:
+        if store is not None and not isinstance(cast(object, store), SnapshotStore):
+            raise TypeError(
+                f"store must be a SnapshotStore (a RedisStore, say), got {type(store).__name__}"
+            )
+        if store_ttl <= 0:
+            raise ValueError(f"store_ttl must be a number of seconds above 0, got {store_ttl!r}")
+        self._store = store
+        self._store_ttl = store_ttl
         self._calls: ToolCalls | None = None
         self.use(*middleware)
 
     @property
     def _tool_calls(self) -> ToolCalls:
         if self._calls is None:
-            self._calls = ToolCalls(self.middleware_registry, self)
+            self._calls = ToolCalls(self.middleware_registry, self, self._store, self._store_ttl)
         return self._calls
 
     # ---- wrapping ----------------------------------------------------------------------------
@@ -103,9 +126,7 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         if isinstance(model, MiddlewareModel):
             wrapped_model: Any = model
         elif isinstance(model, Model):
-            wrapped_model = MiddlewareModel(
-                model, self.middleware_registry, self, self._check_request
-            )
+            wrapped_model = MiddlewareModel(model, self.middleware_registry, self, self._tool_calls)
         elif model is None or isinstance(model, str):
             wrapped_model = model
         else:
@@ -135,26 +156,37 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         """``config`` (or a fresh ``RunConfig``) whose provider and model run this middleware.
 
         Pass it to ``Runner.run`` / ``Runner.run_streamed`` when an agent names its model (or
-        names none): the SDK then resolves it through the provider.
+        names none): the SDK then resolves it through the provider. It also makes a call to a
+        tool the agent does not have run through ``ExecuteToolStage`` (``context.tool`` is
+        ``None``) and reach the model as the chain's result, as on every host, where the SDK
+        would end the run with ``ModelBehaviorError``: it sets the SDK's
+        ``tool_not_found_behavior="return_error_to_model"`` and a ``tool_error_formatter`` that
+        runs the chain (and hands other errors to the config's own formatter). Set
+        ``tool_not_found_behavior="raise_error"`` on the result to keep the SDK's error.
         """
         config = config if config is not None else RunConfig()
+        calls = self._tool_calls
         provider: Any = config.model_provider
         if not isinstance(provider, MiddlewareModelProvider):
             provider = MiddlewareModelProvider(
                 provider if provider is not None else MultiProvider(),
                 self.middleware_registry,
                 self,
-                self._check_request,
+                calls,
             )
         model: Any = config.model
         if isinstance(model, Model) and not isinstance(model, MiddlewareModel):
-            model = MiddlewareModel(model, self.middleware_registry, self, self._check_request)
-        return dataclasses.replace(config, model_provider=provider, model=model)
-
-    def _check_request(self, items: object) -> None:
-        # Before any model call: a new prompt sent with a paused run's history is refused.
-        if self._calls is not None:
-            self._calls.check_request(items)
+            model = MiddlewareModel(model, self.middleware_registry, self, calls)
+        formatter: Any = config.tool_error_formatter
+        if not (isinstance(formatter, UnknownTools) and formatter.calls is calls):
+            formatter = UnknownTools(calls, formatter)
+        return dataclasses.replace(
+            config,
+            model_provider=provider,
+            model=model,
+            tool_not_found_behavior="return_error_to_model",
+            tool_error_formatter=formatter,
+        )
 
     # ---- interrupts --------------------------------------------------------------------------
 
@@ -162,8 +194,10 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         """This library's interrupts a paused run (a run result or a ``RunState``) waits on.
 
         Calls paused by the SDK itself (a tool's own ``needs_approval``) are not listed: answer
-        them with the SDK's ``approve``/``reject``. A state loaded in another process lists
-        the ids of the interrupts it owes, with the names and reasons this process saw.
+        them with the SDK's ``approve``/``reject``. They are what this middleware object saw
+        pause: for a state loaded in another process (or by another object) the list is empty,
+        since the SDK's ``RunState`` has no room for them; keep them (their ids, names and
+        reasons) with the saved state to answer it there.
         """
         found: list[Interrupt] = []
         owed = self._tool_calls.owed
@@ -184,10 +218,15 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         A state whose paused round already ran once resumed is refused, loaded again with
         ``RunState.from_json`` or not: running it again would run an approved tool twice. This
         middleware object remembers what it resumed in this process only (the last 1024
-        calls): a resumed state loaded in another process is not recognised there. A model
+        calls): a resumed state loaded in another process is not recognised there by
+        ``resume()``; give the middleware a ``store`` for the run itself to refuse it there
+        (before the tool runs). A model
         call whose input holds a call still paused on this middleware's interrupts, without
         its result, is refused too (a new prompt sent with a paused run's history): the model
-        is not asked.
+        is not asked. In another process the answers cannot be checked against the pause
+        before the run: there, answers that answer nothing a resumed call's middleware asks
+        (another run's) end the run before the call runs, with the SDK's ``UserError`` whose
+        cause is an `InterruptResumeError`; the saved state stays answerable.
 
         Raises:
             InterruptResumeError: the state's paused round already ran once resumed (in this

@@ -15,11 +15,12 @@ output and usage from the closing ``response.completed`` event only, which is th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, cast
 
 from agents import FunctionTool, Model, ModelProvider, ModelResponse, ModelSettings
 from agents.items import TResponseInputItem, TResponseStreamEvent
+from openai.types.responses import ResponseCompletedEvent, ResponseOutputItemDoneEvent
 
 from ...content import ToolSpec
 from ...engine._registry import MiddlewareRegistry
@@ -35,6 +36,7 @@ from ._converse import (
     tool_spec_of,
 )
 from ._relay import ModelRelay
+from ._tools import ToolCalls
 
 __all__ = ["MiddlewareModel", "MiddlewareModelProvider"]
 
@@ -142,8 +144,10 @@ class MiddlewareModel(Model):
         wrapped: The SDK model every call goes to (the chain's terminal).
         registry: The middleware to run.
         agent: What handlers see as ``context.agent``.
-        check: Called with each call's input before anything else; raises to refuse the call
-            (a new prompt sent with a paused run's history).
+        calls: The middleware's tool calls: each call's input is checked against them before
+            anything else (a new prompt sent with a paused run's history is refused), and the
+            function calls of each response are noted there (for a call to a tool the agent
+            does not have, whose arguments the SDK does not hand on).
     """
 
     def __init__(
@@ -151,12 +155,12 @@ class MiddlewareModel(Model):
         wrapped: Model,
         registry: MiddlewareRegistry,
         agent: Any,
-        check: Callable[[object], None] | None = None,
+        calls: ToolCalls | None = None,
     ) -> None:
         self.wrapped = wrapped
         self.registry = registry
         self.agent = agent
-        self.check = check
+        self.calls = calls
 
     async def get_response(  # noqa: PLR0917 - the SDK's own signature
         self,
@@ -170,10 +174,11 @@ class MiddlewareModel(Model):
         **kwargs: Any,
     ) -> ModelResponse:
         """One model call through the chain."""
-        if self.check is not None:
-            self.check(input)
+        calls = self.calls
+        if calls is not None:
+            calls.check_request(input)
         if not self.registry.has_handlers(InvokeModelStage):
-            return await self.wrapped.get_response(
+            own = await self.wrapped.get_response(
                 system_instructions,
                 input,
                 model_settings,
@@ -183,6 +188,9 @@ class MiddlewareModel(Model):
                 tracing,
                 **kwargs,
             )
+            if calls is not None:
+                calls.note(own.output)
+            return own
         request = _Request(
             system_instructions,
             input,
@@ -191,7 +199,10 @@ class MiddlewareModel(Model):
             (output_schema, handoffs, tracing),
         )
         call = _ModelCall(self, request, kwargs)
-        return call.relay.response_of(await call.point.result(call.terminal))
+        result = await call.point.result(call.terminal)
+        if calls is not None:
+            calls.note_message(result.message["content"])
+        return call.relay.response_of(result)
 
     async def stream_response(  # noqa: PLR0917 - the SDK's own signature
         self,
@@ -205,8 +216,9 @@ class MiddlewareModel(Model):
         **kwargs: Any,
     ) -> AsyncIterator[TResponseStreamEvent]:
         """One streamed model call through the chain: the model's events, then the result."""
-        if self.check is not None:
-            self.check(input)
+        calls = self.calls
+        if calls is not None:
+            calls.check_request(input)
         if not self.registry.has_handlers(InvokeModelStage):
             async for own in self.wrapped.stream_response(
                 system_instructions,
@@ -218,6 +230,12 @@ class MiddlewareModel(Model):
                 tracing,
                 **kwargs,
             ):
+                if calls is not None:
+                    seen: Any = own
+                    if seen.__class__ is ResponseOutputItemDoneEvent:
+                        calls.note((seen.item,))
+                    elif seen.__class__ is ResponseCompletedEvent:
+                        calls.note(seen.response.output)
                 yield own
             return
         request = _Request(
@@ -260,6 +278,8 @@ class MiddlewareModel(Model):
         if result is None:
             raise call.point.missing()
         call.point.finished(result)
+        if calls is not None:
+            calls.note_message(result.message["content"])
         for own in relay.closing(result):
             yield own
 
@@ -288,7 +308,7 @@ class MiddlewareModelProvider(ModelProvider):
         wrapped: The provider that resolves names (the SDK's ``MultiProvider`` by default).
         registry: The middleware to run.
         agent: What handlers see as ``context.agent``.
-        check: What each of its models calls with a call's input first (`MiddlewareModel`).
+        calls: The middleware's tool calls, for each of its models (`MiddlewareModel`).
     """
 
     def __init__(
@@ -296,19 +316,19 @@ class MiddlewareModelProvider(ModelProvider):
         wrapped: ModelProvider,
         registry: MiddlewareRegistry,
         agent: Any,
-        check: Callable[[object], None] | None = None,
+        calls: ToolCalls | None = None,
     ) -> None:
         self.wrapped = wrapped
         self.registry = registry
         self.agent = agent
-        self.check = check
+        self.calls = calls
 
     def get_model(self, model_name: str | None) -> Model:
         """The wrapped provider's model for ``model_name``, wrapped."""
         model = self.wrapped.get_model(model_name)
         if isinstance(model, MiddlewareModel):
             return model
-        return MiddlewareModel(model, self.registry, self.agent, self.check)
+        return MiddlewareModel(model, self.registry, self.agent, self.calls)
 
     async def aclose(self) -> None:
         """Close the wrapped provider."""

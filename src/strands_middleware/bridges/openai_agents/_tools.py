@@ -11,6 +11,12 @@ terminal, which runs the SDK's own invoker, and returns the chain's result.
 A resumed call (approved by the SDK) has no approval check: its chain runs in the invoker, with
 the answers the caller gave. A handler that asks again there cannot pause the run (the SDK
 offers no way), so the call ends with an error result and the tool does not run.
+
+A call to a tool the agent does not have runs its chain (``context.tool`` is ``None``) in the
+run's tool error formatter (`UnknownTools`), which the SDK asks for that call's output when the
+run config returns such calls to the model. The SDK hands the formatter the tool's name and the
+call id only, so the bridge notes the function calls of each model response it passes on, to
+give handlers the call's arguments.
 """
 
 from __future__ import annotations
@@ -21,22 +27,31 @@ import inspect
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any, cast
 
-from agents import FunctionTool
+from agents import FunctionTool, ToolErrorFormatterArgs
 from agents.tool_context import ToolContext
 
 from ...content import ToolResult, ToolSpec, ToolUse
 from ...engine._registry import MiddlewareRegistry
 from ...events import ToolResultEvent
-from ...exceptions import InterruptException, InterruptResponseFormatError
+from ...exceptions import InterruptException, InterruptResponseFormatError, InterruptResumeError
 from ...host._tool_call import ToolStagePoint, copy_tool_use, make_tool_terminal
 from ...interrupts import Interrupt
 from ...stages._execute_tool import ExecuteToolStage
+from ...stores._protocols import SnapshotStore
 from ._converse import tool_spec_of
 
-__all__ = ["ToolCalls", "keep", "wrap_tool"]
+__all__ = ["ToolCalls", "UnknownTools", "keep", "wrap_tool"]
 
 _PREFIX = "v1:middleware_execute_tool:"
 _KEPT = 1024
@@ -69,6 +84,27 @@ class _ApprovedCall(Mapping[str, Interrupt]):
 
     def __len__(self) -> int:
         return 0
+
+
+class _Consulted(Mapping[str, Interrupt]):
+    """Answers, noting whether the chain found one of them (``consulted``)."""
+
+    __slots__ = ("_answers", "consulted")
+
+    def __init__(self, answers: Mapping[str, Interrupt]) -> None:
+        self._answers = answers
+        self.consulted = False
+
+    def __getitem__(self, key: str) -> Interrupt:
+        found = self._answers[key]
+        self.consulted = True
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._answers)
+
+    def __len__(self) -> int:
+        return len(self._answers)
 
 
 class _SDKTool:
@@ -121,9 +157,9 @@ class _SDKTool:
         return f"OpenAIAgentsTool({self.tool.name!r})"
 
 
-def _host_result(event: ToolResultEvent, tool: _SDKTool) -> Any:
+def _host_result(event: ToolResultEvent, tool: _SDKTool | None) -> Any:
     """What the SDK gets as the tool's output for the chain's result."""
-    if tool.produced is not None and tool.produced[0] is event:
+    if tool is not None and tool.produced is not None and tool.produced[0] is event:
         return tool.produced[1]
     return "".join(
         str(item.get("text", item.get("json", ""))) for item in event.tool_result["content"]
@@ -149,11 +185,24 @@ class _Pending:
 
 
 class ToolCalls:
-    """The tool calls of the agents one middleware object wraps: waiting, paused, answered."""
+    """The tool calls of the agents one middleware object wraps: waiting, paused, answered.
 
-    def __init__(self, registry: MiddlewareRegistry, agent: Any) -> None:
+    With a ``store``, a pause on a call leaves a record there (for ``ttl`` seconds) and a
+    resumed run claims it before the call runs: a second resume of the same paused round, in
+    any process using that store, finds its calls claimed and runs none of them.
+    """
+
+    def __init__(
+        self,
+        registry: MiddlewareRegistry,
+        agent: Any,
+        store: SnapshotStore | None = None,
+        ttl: float = 0.0,
+    ) -> None:
         self.registry = registry
         self.agent = agent
+        self.store = store
+        self.ttl = ttl
         self.pending: dict[str, _Pending] = {}
         # call id -> the interrupts it paused on, until its resumed chain runs.
         self.owed: OrderedDict[str, list[Interrupt]] = OrderedDict()
@@ -161,9 +210,11 @@ class ToolCalls:
         # The call ids whose paused round ran once resumed: a RunState paused on one of them
         # was already resumed (per process; forgotten when a new run pauses on the same id).
         self.resumed: OrderedDict[str, None] = OrderedDict()
+        # call id -> the name and the arguments (JSON text) of a function call a model made.
+        self.made: OrderedDict[str, tuple[str, str]] = OrderedDict()
 
     def _run(
-        self, tool: _SDKTool, tool_use: ToolUse, answers: Mapping[str, Interrupt]
+        self, tool: _SDKTool | None, tool_use: ToolUse, answers: Mapping[str, Interrupt]
     ) -> Coroutine[Any, Any, ToolResultEvent]:
         """The call's chain, to await: its result, or the `InterruptException` that pauses it.
 
@@ -181,8 +232,19 @@ class ToolCalls:
         )
         return point.result(make_tool_terminal(signal))
 
-    async def check(self, tool: FunctionTool, invoker: Invoker, params: Any, call_id: str) -> bool:
-        """The approval check: start the call's chain; ``True`` when a handler interrupts."""
+    async def check(
+        self,
+        tool: FunctionTool,
+        invoker: Invoker,
+        params: Any,
+        call_id: str,
+        context: Any = None,
+    ) -> bool:
+        """The approval check: start the call's chain; ``True`` when a handler interrupts.
+
+        ``context`` is the SDK's run context: a call it holds a decision on already is checked
+        again as it is resumed (older SDK releases do), and its pause is not a new one.
+        """
         tool_use: ToolUse = {"toolUseId": call_id, "name": tool.name, "input": params}
 
         async def start() -> Invocation:
@@ -198,11 +260,44 @@ class ToolCalls:
             error = task.exception()
             if isinstance(error, InterruptException):
                 keep(self.owed, call_id, [error.interrupt])
-                # A new pause on this id (a model that reuses call ids): it is answerable.
-                self.resumed.pop(call_id, None)
+                if not _decided(context, tool.name, call_id):
+                    await self.paused(call_id)
                 return True
         self.pending[call_id] = pending
         return False
+
+    async def paused(self, call_id: str) -> None:
+        """Note that a run pauses on ``call_id``: a new pause (a model that reuses call ids)
+        is answerable again, in this process and, through the store, in any."""
+        self.resumed.pop(call_id, None)
+        if self.store is not None:
+            await self.store.snapshot_put(_record_key(call_id), _PAUSED, self.ttl)
+
+    async def _claim(self, call_id: str, tool_name: str) -> None:
+        """Claim ``call_id`` in the store for this resumed run, or refuse a second resume.
+
+        The pause left a record; the first resume takes it, atomically, so of any number of
+        resumes (racing or not, in any process) one gets it. A call whose pause left no record
+        (it expired, or the run paused without the store) is claimed by the first resume that
+        writes one: the store's versions say whether another wrote before.
+        """
+        store = self.store
+        if store is None:
+            return
+        key = _record_key(call_id)
+        taken = await store.snapshot_take(key)
+        if taken is not None:
+            first = taken[1] == _PAUSED
+        else:
+            first = await store.snapshot_put(key, _CLAIMED, self.ttl) == 1
+        if not first:
+            raise InterruptResumeError(
+                f"this paused run was already resumed: its call {call_id!r} to {tool_name!r} "
+                "ran once resumed (the store records it, whichever process resumed it), so it "
+                "does not run again; resume the RunState of the run's latest pause, or send a "
+                "new prompt",
+                [i.id for i in self.owed.get(call_id, ())],
+            )
 
     def check_request(self, items: object) -> None:
         """Refuse a model call whose input holds a call paused on this middleware's interrupts
@@ -250,9 +345,11 @@ class ToolCalls:
         self, tool: FunctionTool, invoker: Invoker, context: ToolContext[Any], args_json: str
     ) -> Any:
         call_id = context.tool_call_id
+        # First: a round resumed a second time (in another process) runs none of its calls.
+        await self._claim(call_id, tool.name)
         given = self.answers.pop(call_id, None)
-        answers: Mapping[str, Interrupt] = given if given is not None else _ApprovedCall(call_id)
-        self.owed.pop(call_id, None)
+        answers = _Consulted(given if given is not None else _ApprovedCall(call_id))
+        owed = self.owed.pop(call_id, None)
         keep(self.resumed, call_id, None)
         arguments: Any = json.loads(args_json) if args_json else {}
         tool_use: ToolUse = {"toolUseId": call_id, "name": tool.name, "input": arguments}
@@ -264,11 +361,113 @@ class ToolCalls:
         try:
             event = await self._run(sdk_tool, tool_use, answers)
         except InterruptException as again:
+            if given is not None and not answers.consulted:
+                # No answer given was for a question this call asks: they are another run's
+                # (a state loaded in a fresh process cannot check them before it runs). Nothing
+                # ran; the saved state stays answerable.
+                await self._unclaim(call_id, owed)
+                raise InterruptResumeError(
+                    f"the answers given for call {call_id!r} to {tool.name!r} answer nothing its "
+                    f"middleware asks: it asks {again.interrupt.name!r} "
+                    f"({again.interrupt.id}), the answers are for "
+                    f"{', '.join(sorted(given))}, another run's; nothing ran: load the saved "
+                    "RunState again and resume it with answers to this run's interrupts",
+                    [again.interrupt.id],
+                ) from None
             return (
                 f"The tool did not run: middleware asked {again.interrupt.name!r} again on a "
                 "resumed call, and the OpenAI Agents SDK cannot pause a call it already approved."
             )
         return _host_result(event, sdk_tool)
+
+    async def _unclaim(self, call_id: str, owed: list[Interrupt] | None) -> None:
+        """Undo what a resumed call noted as it started: it did not run."""
+        self.resumed.pop(call_id, None)
+        if owed is not None:
+            keep(self.owed, call_id, owed)
+        if self.store is not None:
+            await self.store.snapshot_put(_record_key(call_id), _PAUSED, self.ttl)
+
+    def note(self, output: Iterable[object]) -> None:
+        """Note the function calls among a model response's output items (SDK items)."""
+        for item in output:
+            if getattr(item, "type", None) == "function_call":
+                call: Any = item
+                keep(self.made, call.call_id, (call.name, call.arguments))
+
+    def note_message(self, content: Iterable[Mapping[str, Any]]) -> None:
+        """Note the tool calls of a model's reply in Converse (the chain's result)."""
+        for block in content:
+            use = block.get("toolUse")
+            if use is not None:
+                given = use["input"]
+                text = given if isinstance(given, str) else json.dumps(given)
+                keep(self.made, use["toolUseId"], (use["name"], text))
+
+    async def unknown(self, name: str, call_id: str) -> str:
+        """The output of a call to the tool ``name``, which the agent does not have: the
+        chain's result, run with no tool."""
+        made = self.made.pop(call_id, None)
+        text = made[1] if made is not None and made[0] == name else ""
+        arguments: Any
+        try:
+            arguments = json.loads(text) if text else {}
+        except ValueError:
+            arguments = text  # as the model wrote it: a handler may still read it
+        tool_use: ToolUse = {"toolUseId": call_id, "name": name, "input": arguments}
+        try:
+            event = await self._run(None, tool_use, {})
+        except InterruptException as asked:
+            return (
+                f"The tool did not run: middleware asked {asked.interrupt.name!r} on a call to "
+                f"{name!r}, a tool the agent does not have, and the OpenAI Agents SDK cannot "
+                "pause such a call."
+            )
+        value = _host_result(event, None)
+        return value if isinstance(value, str) else json.dumps(value)
+
+
+class UnknownTools:
+    """A run's ``tool_error_formatter``: calls to a tool the agent does not have run the chain.
+
+    Other errors (and such calls when no ``ExecuteToolStage`` handler is registered) go to the
+    formatter the run config had, if any, else keep the SDK's own message.
+
+    Args:
+        calls: The middleware's tool calls.
+        given: The run config's own formatter.
+    """
+
+    __slots__ = ("calls", "given")
+
+    def __init__(self, calls: ToolCalls, given: Callable[..., Any] | None) -> None:
+        self.calls = calls
+        self.given = given
+
+    async def __call__(self, args: ToolErrorFormatterArgs[Any]) -> str | None:
+        """The output the model reads for the failed call ``args`` describes."""
+        calls = self.calls
+        if args.kind == "tool_not_found" and calls.registry.has_handlers(ExecuteToolStage):
+            return await calls.unknown(args.tool_name, args.call_id)
+        if self.given is None:
+            return None
+        message = self.given(args)
+        return cast("str | None", await message if inspect.isawaitable(message) else message)
+
+
+def _decided(context: Any, tool_name: str, call_id: str) -> bool:
+    """Whether the SDK's run ``context`` holds an approval or a rejection of the call already:
+    it is being resumed (older SDK releases check a call's approval again then)."""
+    decision = getattr(context, "is_tool_approved", None)
+    return decision is not None and decision(tool_name, call_id) is not None
+
+
+_PAUSED = b"paused"
+_CLAIMED = b"claimed"
+
+
+def _record_key(call_id: str) -> str:
+    return f"openai_agents:paused_call:{call_id}"
 
 
 def _kind_and_call(item: object) -> tuple[object, str | None]:
@@ -309,10 +508,13 @@ def wrap_tool(tool: FunctionTool, calls: ToolCalls) -> FunctionTool:
 
     async def needs_approval(context: Any, params: Any, call_id: str) -> bool:
         if own is True or (callable(own) and await own(context, params, call_id)):
-            return True  # the SDK's own approval; the chain runs once it is approved
+            # The SDK's own approval; the chain runs once it is approved.
+            if not _decided(context, tool.name, call_id):
+                await calls.paused(call_id)
+            return True
         if not calls.registry.has_handlers(ExecuteToolStage):
             return False
-        return await calls.check(tool, invoker, params, call_id)
+        return await calls.check(tool, invoker, params, call_id, context)
 
     async def on_invoke_tool(context: ToolContext[Any], args_json: str) -> Any:
         if not calls.registry.has_handlers(ExecuteToolStage):

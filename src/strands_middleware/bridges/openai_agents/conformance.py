@@ -117,7 +117,10 @@ class OpenAIAgentsAgent:
     async def _streamed(self, prompt: Any) -> RunResultStreaming:
         # Streamed, so the model is asked through stream_response and handlers see its deltas.
         result = Runner.run_streamed(
-            self.agent, prompt, run_config=_CONFIG, hooks=_HookLog(self._hooks)
+            self.agent,
+            prompt,
+            run_config=self.middleware.run_config(_CONFIG),
+            hooks=_HookLog(self._hooks),
         )
         async for _event in result.stream_events():
             pass
@@ -147,7 +150,7 @@ class OpenAIAgentsAgent:
         result = Runner.run_streamed(
             self.agent,
             [*self.history, _user(prompt)],
-            run_config=_CONFIG,
+            run_config=self.middleware.run_config(_CONFIG),
             hooks=_HookLog(self._hooks),
         )
         try:
@@ -195,26 +198,25 @@ class OpenAIAgentsHarness:
     known_failures: Mapping[str, str] = MappingProxyType(
         {
             "unknown_tool_runs_the_chain_with_tool_none": (
-                "openai-agents (0.19 to 0.24) raises ModelBehaviorError for a call to a tool "
-                "the agent does not have, before any tool runs, so the chain never sees it"
-            ),
-            "unknown_tool_can_be_answered_by_middleware": (
-                "openai-agents (0.19 to 0.24) ends the run with ModelBehaviorError on a "
-                "call to an unknown tool, so middleware cannot answer it"
+                "openai-agents (0.19 to 0.24) returns a tool error formatter's text as the "
+                "call's function_call_output item, and that item (the Responses API's) has no "
+                "error status: the chain's error result reaches the model as its text, not "
+                "as an error"
             ),
             "system_prompt_blocks_reach_the_model": (
-                "openai-agents (0.19 to 0.24) takes an agent's instructions as one string, "
-                "so system prompt blocks reach the model joined into one"
+                "openai-agents (0.19 to 0.24) hands a Model its instructions as one string "
+                "(get_response and stream_response take system_instructions: str | None), so "
+                "system prompt blocks reach the model joined into one"
             ),
             "raising_tool_becomes_an_error_result": (
-                "openai-agents (0.19 to 0.24) keeps a tool's output as a "
-                "function_call_output item, which has no status: a failed call reaches the "
-                "model as its text, not as an error"
+                "openai-agents (0.19 to 0.24) keeps a function tool's output as a "
+                "function_call_output item, which has no error status in the Responses API: "
+                "a failed call reaches the model as its text, not as an error"
             ),
             "catalog_tool_approval_gates_the_tool": (
-                "openai-agents (0.19 to 0.24) keeps a tool's output as a "
-                "function_call_output item, which has no status: a denied call reaches the "
-                "model as its text, not as an error"
+                "openai-agents (0.19 to 0.24) keeps a function tool's output as a "
+                "function_call_output item, which has no error status in the Responses API: "
+                "a denied call reaches the model as its text, not as an error"
             ),
         }
     )
