@@ -21,7 +21,8 @@ from pydantic import Field
 
 from strands_middleware import InvokeModelStage
 from strands_middleware.bridges.langchain import LangChainBridge
-from strands_middleware.bridges.langchain._model_reply import _called_directly, _only_text
+from strands_middleware.bridges.langchain._model_events import _only_text
+from strands_middleware.bridges.langchain._model_reply import _called_directly
 from strands_middleware.events import TextDeltaEvent
 
 from .test_langchain_native_model import ReplyModel, prompt
