@@ -165,21 +165,6 @@ class MessageBuilder:
             self._metadata(chunk["metadata"])
         return event
 
-    def feed_text(self, chunk: StreamEvent, text: str) -> TypedEvent | None:
-        """`feed` for a chunk the host made itself as one more fragment ``text`` of the text
-        block it has open (``{"contentBlockDelta": {"delta": {"text": text}}}``, with or
-        without that block's index).
-
-        While a text block is open and the message not stopped, the fragment is taken without
-        reading the chunk again: a host that translates its model's chunks knows what it made,
-        and this runs on every text delta. Otherwise the chunk goes through `feed`'s checks.
-        """
-        if self._kind == "text" and self._stop_reason is None:
-            self._position += 1
-            self._parts.append(text)
-            return TextDeltaEvent(text)
-        return self.feed(chunk)
-
     def finish(self) -> tuple[str, Message]:
         """Return the stop reason and the finished message, or fail if the stream was cut short."""
         if self._stop_reason is None:

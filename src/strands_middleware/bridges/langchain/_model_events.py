@@ -19,7 +19,13 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk
 
 from ...content import Message, StopReason, StreamEvent
-from ...events import ModelMessageEvent, ModelStopReason, ModelStreamEvent, TypedEvent
+from ...events import (
+    ModelMessageEvent,
+    ModelStopReason,
+    ModelStreamEvent,
+    TextDeltaEvent,
+    TypedEvent,
+)
 from ...host._model_stream import MessageBuilder
 from ._converse import converse_messages
 from ._streaming import END, Relay
@@ -53,11 +59,12 @@ def _only_text(message: Any) -> bool:
     Its fields are read from its ``__dict__`` at once (a pydantic model keeps them there):
     this runs on every chunk of the reply."""
     content = message.content
+    fields: dict[str, Any] = message.__dict__
     return (
         message.__class__ is AIMessageChunk
         and content.__class__ is str
         and content != ""
-        and tuple(map(message.__dict__.get, _NOT_TEXT)) == _TEXT_ONLY
+        and tuple(map(fields.get, _NOT_TEXT)) == _TEXT_ONLY
         and not message.__pydantic_extra__
     )
 
@@ -108,7 +115,8 @@ class ConverseChunks:
             out.append(
                 {"contentBlockDelta": {"contentBlockIndex": self.index, "delta": {"text": text}}}
             )
-        for call in list(chunk.tool_call_chunks):
+        calls: list[Any] = list(chunk.tool_call_chunks)
+        for call in calls:
             if self._open_kind != "toolUse" or call.get("index") != self._tool_index:
                 self._open("toolUse", out)
                 self._tool_index = call.get("index")
@@ -198,8 +206,8 @@ async def relayed_call(
         response = await call
         stop = stop_of(response, int((time.perf_counter() - started) * 1000))
         produced[id(stop)] = (stop, response)
-        for event in (ModelMessageEvent(stop.message), stop):
-            yield event
+        yield ModelMessageEvent(stop.message)
+        yield stop
         return
     builder = MessageBuilder()
     if relay.converse:  # a model of this library's own: its Converse chunks, as they are
@@ -208,26 +216,39 @@ async def relayed_call(
         return
     # The relay's chunks are read here rather than through `Relay.source`, and translated in
     # this loop rather than in a generator of their own: two generator hops fewer on every event.
+    # The pieces of the open text are kept here and given to the builder as one delta when the
+    # block ends (the events still carry each piece): the builder reads every delta it is fed.
     translation = ConverseChunks()
     text_open, index = False, -1
+    texts: list[str] = []
     spare = relay.spare
     chunks = relay.chunks
     piece: Any = relay.first
     while True:
-        message = piece.message
-        if text_open and _only_text(message):  # one more piece of the open text
-            text: str = message.content
+        message: Any = piece.message
+        content: Any = message.content
+        fields: dict[str, Any] = message.__dict__
+        if (  # one more piece of the open text: `_only_text`, inline
+            text_open
+            and message.__class__ is AIMessageChunk
+            and content.__class__ is str
+            and content != ""
+            and tuple(map(fields.get, _NOT_TEXT)) == _TEXT_ONLY
+            and not message.__pydantic_extra__
+        ):
             if spare is not None and piece.__class__ is ChatGenerationChunk:
-                spare[text] = piece
-            fragment = {"text": text}
-            chunk: Any = {"contentBlockDelta": {"contentBlockIndex": index, "delta": fragment}}
-            delta = builder.feed_text(chunk, text)
-            yield ModelStreamEvent(chunk)
-            if delta is not None:
-                yield delta
+                spare[content] = piece
+            texts.append(content)
+            fragment: Any = {"text": content}
+            yield ModelStreamEvent(
+                {"contentBlockDelta": {"contentBlockIndex": index, "delta": fragment}}
+            )
+            yield TextDeltaEvent(content)
         else:
+            if texts:
+                _take_text(builder, index, texts)
             if spare is not None and piece.__class__ is ChatGenerationChunk and _only_text(message):
-                spare[message.content] = piece
+                spare[content] = piece
             for chunk in translation.of(message):
                 delta = builder.feed(chunk)
                 yield ModelStreamEvent(chunk)
@@ -240,15 +261,38 @@ async def relayed_call(
                 break
             if isinstance(piece, BaseException):
                 raise piece
-    for chunk in translation.ending(relay.metadata):
-        delta = builder.feed(chunk)
-        yield ModelStreamEvent(chunk)
-        if delta is not None:
-            yield delta
+    for closing in _ending(builder, translation, relay.metadata, texts):
+        yield closing
     message_event, stop = builder.ending()
     stops.append(stop)
     yield message_event
     yield stop
+
+
+def _take_text(builder: MessageBuilder, index: int, texts: list[str]) -> None:
+    """Give ``builder`` the pieces of text kept since its last delta, as one delta."""
+    builder.feed(
+        {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": "".join(texts)}}}
+    )
+    texts.clear()
+
+
+def _ending(
+    builder: MessageBuilder,
+    translation: ConverseChunks,
+    metadata: dict[str, Any],
+    texts: list[str],
+) -> list[TypedEvent]:
+    """The events of the reply's closing chunks (the text kept is given to the builder first)."""
+    if texts:
+        _take_text(builder, translation.index, texts)
+    events: list[TypedEvent] = []
+    for chunk in translation.ending(metadata):
+        delta = builder.feed(chunk)
+        events.append(ModelStreamEvent(chunk))
+        if delta is not None:
+            events.append(delta)
+    return events
 
 
 async def _library_events(

@@ -123,6 +123,10 @@ class Relay:
     def put(self, chunk: Any) -> None:
         """Hand a chunk (or ``END``, or the failure) on to the terminal."""
         self.chunks.append(chunk)
+        self.wake_terminal()
+
+    def wake_terminal(self) -> None:
+        """Wake the terminal if it waits for a chunk (one was added to ``chunks``)."""
         arrived = self._arrived
         if arrived is not None:
             self._arrived = None
@@ -276,8 +280,9 @@ class RelayChatModel(BaseChatModel):
         relay.spare = spare
         relayed = _relayed(self, messages, kwargs, _AHEAD, whole=False)
         async for batch in relayed:
-            for delta in batch:
-                if isinstance(delta, str):
+            items: list[Any] = batch  # read by class below, not narrowed by isinstance
+            for delta in items:
+                if delta.__class__ is str:
                     kept = spare.pop(delta, None)
                     yield (
                         kept
@@ -313,7 +318,7 @@ async def _relayed(
     relay = model.current_relay()
     relay.used = True
     inner = model.inner
-    source: AsyncIterator[Any] | None = None
+    source: Any = None  # the model's chunks: pieces, or Converse chunks (``relay.converse``)
     if isinstance(inner, LibraryChatModel):
         relay.converse = True
         source = library_stream(inner, messages, kwargs)
@@ -323,15 +328,19 @@ async def _relayed(
         chunks = relay.chunks
         metadata = relay.metadata
         converse = relay.converse
+        piece: Any
         async for piece in source:
             if not converse:
-                message = piece.message
-                info = piece.generation_info
+                message: Any = piece.message
+                info: Any = piece.generation_info
                 if info:  # LangChain folds a chunk's generation info into its metadata
                     message.response_metadata = {**info, **message.response_metadata}
-                if message.response_metadata and isinstance(message, AIMessageChunk):
-                    metadata.update(message.response_metadata)
-            relay.put(piece)
+                kept: Any = message.response_metadata
+                if kept and isinstance(message, AIMessageChunk):
+                    metadata.update(kept)
+            chunks.append(piece)  # `put`, inline: this runs on every chunk
+            if relay._arrived is not None:  # pyright: ignore[reportPrivateUsage]
+                relay.wake_terminal()
             if len(chunks) >= ahead:
                 relay.wake.clear()
                 await relay.wake.wait()
