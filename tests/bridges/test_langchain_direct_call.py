@@ -21,7 +21,11 @@ from pydantic import Field
 
 from strands_middleware import InvokeModelStage
 from strands_middleware.bridges.langchain import LangChainBridge
-from strands_middleware.bridges.langchain._converse import converse_messages, host_messages
+from strands_middleware.bridges.langchain._converse import (
+    _TRANSLATED,
+    converse_messages,
+    host_messages,
+)
 from strands_middleware.bridges.langchain._model_events import _only_text
 from strands_middleware.bridges.langchain._model_reply import _called_directly
 from strands_middleware.events import TextDeltaEvent
@@ -138,3 +142,11 @@ def test_a_history_translated_once_still_hands_each_call_its_own_copy() -> None:
     assert len(second[2]["content"]) == 2  # the two tool results, merged into one user message
     assert all(mine is not kept for mine, kept in zip(second, again.messages, strict=True))
     assert host_messages(second, again) is history
+
+
+def test_a_large_message_is_translated_on_each_call_rather_than_kept() -> None:
+    small, large = HumanMessage(content="short"), HumanMessage(content="x" * 20_000)
+    copies, _ = converse_messages([small, AIMessage(content="ok"), large])
+    assert copies[2] == {"role": "user", "content": [{"text": "x" * 20_000}]}
+    assert _TRANSLATED.find(small) is not None
+    assert _TRANSLATED.find(large) is None

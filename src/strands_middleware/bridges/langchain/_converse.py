@@ -64,20 +64,25 @@ __all__ = [
 # Each LangChain message's Converse form and its pickle, by the message's identity: a history
 # is translated once, not again on every model call of the run, and each call's copy for
 # handlers is unpickled (in C) rather than copied dict by dict. An entry holds its message, so
-# an id here names one message while the entry lives; the oldest entries go first.
-_TRANSLATED = KeptByIdentity[tuple[Message, bytes | None]](4096)
+# an id here names one message while the entry lives; the oldest entries go first. A message
+# whose pickle is large (an image) is translated on each call instead of being held here.
+_TRANSLATED = KeptByIdentity[tuple[Message, bytes | None]](1024)
+_KEPT_BYTES = 16 * 1024
 
 
 def _translated(message: BaseMessage) -> tuple[Message, bytes | None]:
     """``message``'s Converse form (never handed out: handlers get copies) and its pickle."""
-    return _TRANSLATED.get(message, lambda: _kept(_message_in(message)))
-
-
-def _kept(converse: Message) -> tuple[Message, bytes | None]:
+    found = _TRANSLATED.find(message)
+    if found is not None:
+        return found
+    converse = _message_in(message)
     try:
-        return converse, pickle.dumps(converse, pickle.HIGHEST_PROTOCOL)
+        blob: bytes | None = pickle.dumps(converse, pickle.HIGHEST_PROTOCOL)
     except Exception:  # a value a content block carried that pickle cannot copy
-        return converse, None
+        blob = None
+    if blob is not None and len(blob) <= _KEPT_BYTES:
+        _TRANSLATED.keep(message, (converse, blob))
+    return converse, blob
 
 
 class Shown:
