@@ -16,11 +16,11 @@ saves a new prompt on a paused thread, dropping the paused calls, before any mid
 the bridge refuses it through the checkpointer (`LangChainBridge.guard_paused_threads`, see
 `_paused_threads`) and stops the run at its first model call.
 
-The model call streams through the chain (`_streaming`): LangChain calls a `RelayChatModel`
-around the model it would call; the relay streams that model, Wrap handlers see each chunk as
-this library's events, and the deltas they let through are what LangChain streams and
-aggregates into its reply. LangChain middleware registered inside the bridge sees the relay as
-the request's model.
+The model call streams through the chain (`_streaming`, `_model_events`): LangChain calls a
+`RelayChatModel` around the model it would call; the relay streams that model, the chain's
+terminal turns each chunk into this library's events for Wrap handlers, and the deltas they
+let through are what LangChain streams and aggregates into its reply. LangChain middleware
+registered inside the bridge sees the relay as the request's model.
 
 What LangChain cannot carry is refused or stated: ``AgentStreamStage`` handlers are refused at
 registration (LangChain has no hook around a whole agent pass); the agent runs through
