@@ -16,12 +16,18 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from pydantic import Field
 
 from strands_middleware import InvokeModelStage
 from strands_middleware.bridges.langchain import LangChainBridge
-from strands_middleware.bridges.langchain._model_reply import _called_directly, _only_text
+from strands_middleware.bridges.langchain._converse import (
+    _TRANSLATED,
+    converse_messages,
+    host_messages,
+)
+from strands_middleware.bridges.langchain._model_events import _only_text
+from strands_middleware.bridges.langchain._model_reply import _called_directly
 from strands_middleware.events import TextDeltaEvent
 
 from .test_langchain_native_model import ReplyModel, prompt
@@ -113,3 +119,34 @@ def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> No
         content = chunk.content
         equal = isinstance(content, str) and chunk == AIMessageChunk(content=content)
         assert _only_text(chunk) == (equal and bool(content)), chunk
+
+
+def test_a_history_translated_once_still_hands_each_call_its_own_copy() -> None:
+    """A message's Converse form is kept between model calls (`_converse._TRANSLATED`); each
+    call's handlers still get a copy of their own, and a copy edited in place changes nothing
+    the next call sees."""
+    history = [
+        HumanMessage(content="hello"),
+        AIMessage(content="", tool_calls=[{"name": "f", "args": {"a": 1}, "id": "c1"}]),
+        ToolMessage(content="one", tool_call_id="c1"),
+        ToolMessage(content="two", tool_call_id="c1"),
+    ]
+    first, shown = converse_messages(history)
+    first[0]["content"].append({"text": "edited"})
+    first[1]["content"][0]["toolUse"]["input"]["a"] = 2
+    first[2]["content"].clear()
+    second, again = converse_messages(history)
+    assert second == again.messages == shown.messages
+    assert second[0] == {"role": "user", "content": [{"text": "hello"}]}
+    assert second[1]["content"][0]["toolUse"]["input"] == {"a": 1}
+    assert len(second[2]["content"]) == 2  # the two tool results, merged into one user message
+    assert all(mine is not kept for mine, kept in zip(second, again.messages, strict=True))
+    assert host_messages(second, again) is history
+
+
+def test_a_large_message_is_translated_on_each_call_rather_than_kept() -> None:
+    small, large = HumanMessage(content="short"), HumanMessage(content="x" * 20_000)
+    copies, _ = converse_messages([small, AIMessage(content="ok"), large])
+    assert copies[2] == {"role": "user", "content": [{"text": "x" * 20_000}]}
+    assert _TRANSLATED.find(small) is not None
+    assert _TRANSLATED.find(large) is None

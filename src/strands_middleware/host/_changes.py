@@ -9,11 +9,14 @@ context is covered here without a change.
 from __future__ import annotations
 
 import dataclasses
+import operator
+from collections.abc import Callable
 from typing import Any, cast
 
 __all__ = ["Handed", "public_fields"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_READERS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] = {}
 
 
 def public_fields(context_type: type) -> tuple[str, ...]:
@@ -27,22 +30,36 @@ def public_fields(context_type: type) -> tuple[str, ...]:
     return names
 
 
+def _reader(context_type: type) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
+    """A context class's public fields, and a function reading all of them at once (in C)."""
+    found = _READERS.get(context_type)
+    if found is None:
+        names = public_fields(context_type)
+        getter: Callable[[Any], Any] = operator.attrgetter(*names)
+
+        def one(context: Any, /) -> tuple[Any, ...]:
+            # attrgetter of one name returns the value itself, not a one-item tuple.
+            return (getter(context),)
+
+        read: Callable[[Any], tuple[Any, ...]] = one if len(names) == 1 else getter
+        found = (names, read)
+        _READERS[context_type] = found
+    return found
+
+
 class Handed:
     """A context as it was handed to handlers: each field's object, and each list's items."""
 
-    __slots__ = ("_items", "_values")
+    __slots__ = ("_items", "_names", "_read", "_values")
 
     def __init__(self, context: Any) -> None:
-        values: list[tuple[str, object]] = []
-        items: dict[str, tuple[object, ...]] = {}
-        context_type = cast("type[object]", type(context))
-        for name in public_fields(context_type):
-            value: object = getattr(context, name)
-            values.append((name, value))
-            if isinstance(value, list):
-                items[name] = tuple(cast("list[object]", value))
-        self._values = tuple(values)
-        self._items = items
+        self._names, self._read = _reader(cast("type[object]", type(context)))
+        values = self._values = self._read(context)
+        self._items: dict[int, tuple[object, ...]] = {
+            at: tuple(cast("list[object]", value))
+            for at, value in enumerate(values)
+            if isinstance(value, list)
+        }
 
     def changed(self, ours: Any) -> dict[str, Any]:
         """The public fields of ``ours`` that differ from what was handed out, by name.
@@ -50,18 +67,22 @@ class Handed:
         A field differs when it holds another object, or a list whose items were changed in
         place (added, removed, replaced: judged by identity, the items being the handed ones).
         """
+        now = self._read(ours)
+        values, items, names = self._values, self._items, self._names
         changes: dict[str, Any] = {}
-        items = self._items
-        for name, was in self._values:
-            value: object = getattr(ours, name)
-            if value is not was:
-                changes[name] = value
+        if all(map(operator.is_, now, values)):  # the common case: every field's object kept
+            for at, before in items.items():
+                value = now[at]
+                if len(value) != len(before) or not all(map(operator.is_, value, before)):
+                    changes[names[at]] = value
+            return changes
+        for at, value in enumerate(now):
+            if value is not values[at]:
+                changes[names[at]] = value
                 continue
-            before = items.get(name)
-            if before is not None:
-                now = cast("list[object]", value)
-                if len(now) != len(before) or any(
-                    a is not b for a, b in zip(now, before, strict=True)
-                ):
-                    changes[name] = value
+            kept = items.get(at)
+            if kept is not None and (
+                len(value) != len(kept) or not all(map(operator.is_, value, kept))
+            ):
+                changes[names[at]] = value
         return changes

@@ -16,11 +16,11 @@ saves a new prompt on a paused thread, dropping the paused calls, before any mid
 the bridge refuses it through the checkpointer (`guard_paused_threads`, `_paused_threads`), or,
 without that guard, at its first model call, the prompt already saved (`_dropped_pauses`).
 
-The model call streams through the chain (`_streaming`): LangChain calls a `RelayChatModel`
-around the model it would call; the relay streams that model, Wrap handlers see each chunk as
-this library's events, and the deltas they let through are what LangChain streams and
-aggregates into its reply. LangChain middleware registered inside the bridge sees the relay as
-the request's model.
+The model call streams through the chain (`_streaming`, `_model_events`): LangChain calls a
+`RelayChatModel` around the model it would call; the relay streams that model, the chain's
+terminal turns each chunk into this library's events for Wrap handlers, and the deltas they
+let through are what LangChain streams and aggregates into its reply. LangChain middleware
+registered inside the bridge sees the relay as the request's model.
 
 What LangChain cannot carry is refused or stated: ``AgentStreamStage`` handlers are refused at
 registration (LangChain has no hook around a whole agent pass); the agent runs through
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -48,11 +47,9 @@ from langgraph.errors import GraphInterrupt
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
-from ...content import Message
 from ...engine._chain import OpenedChain
 from ...engine._registry import MiddlewareSource
 from ...events import (
-    ModelMessageEvent,
     ModelStopReason,
     ModelStreamEvent,
     TextDeltaEvent,
@@ -62,7 +59,6 @@ from ...events import (
 from ...exceptions import InterruptException, UnsupportedStageError
 from ...host._mixin import MiddlewareHostMixin
 from ...host._model_call import ModelStagePoint
-from ...host._model_stream import process_model_stream
 from ...host._tool_call import ToolStagePoint, make_tool_terminal
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...models import Model
@@ -84,6 +80,7 @@ from ._converse import (
 from ._dropped_pauses import DroppedPauses
 from ._interrupts import interrupt_payload
 from ._kept_by_identity import KeptByIdentity
+from ._model_events import STOP_REASON_KEY, Started, relayed_call
 from ._models import model_in, model_out
 from ._paused_threads import PausedThreadGuard, PausedThreads
 from ._streaming import Relay, RelayChatModel, calling_through, relay_model_of
@@ -98,9 +95,6 @@ TEvent = TypeVar("TEvent")
 if TYPE_CHECKING:  # LangChain's request and response became generic in 1.2.x
     _ModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
     _ToolHandler = Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]]
-
-STOP_REASON_KEY = "stop_reason"
-"""Where a stop reason a handler set travels on LangChain: the AIMessage's response_metadata."""
 
 # Where LangGraph keeps the run's runtime in a node's config (langgraph._internal._constants).
 _RUNTIME_KEY = "__pregel_runtime"
@@ -341,7 +335,12 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         calls: list[tuple[list[ModelStopReason], asyncio.Future[ModelResponse[Any]]]] = []
         relays: list[Relay] = []
 
-        async def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+        def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+            # The terminal's stream itself, not a generator around it: one hop fewer on every
+            # event. LangChain's call starts when the stream is first read.
+            return relayed_call(lambda: start(ours), produced)
+
+        def start(ours: InvokeModelContext) -> Started:
             changed = point.changed(ours)
             changes: dict[str, Any] = {}
             # Messages and tool specs are Converse copies a handler may edit in place: the
@@ -364,23 +363,12 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             relay = Relay()
             relays.append(relay)
             changes["model"] = self._relay_model(model_out(ours.model, shown_model, request.model))
-            started = time.perf_counter()
             overridden = request.override(**changes)
             call = calling_through(relay, lambda: asyncio.ensure_future(handler(overridden)))
             call.add_done_callback(lambda _: relay.close())
             stops: list[ModelStopReason] = []
             calls.append((stops, call))
-            if not await relay.begin():  # LangChain answered without calling the model
-                response = await call
-                stop = _stop_of(response, int((time.perf_counter() - started) * 1000))
-                produced[id(stop)] = (stop, response)
-                yield ModelMessageEvent(stop.message)
-                yield stop
-                return
-            async for event in process_model_stream(relay.source()):
-                if isinstance(event, ModelStopReason):
-                    stops.append(event)
-                yield event
+            return relay, call, stops
 
         result = await _model_result(point.open(terminal), relays, calls, produced)
         if result is None:
@@ -522,38 +510,6 @@ async def _model_result(
         elif any(stop is result for stop in stops):
             raise failure  # LangChain failed on the reply the chain returned
     return result
-
-
-def _stop_of(response: ModelResponse[Any], latency_ms: int) -> ModelStopReason:
-    ai = next(
-        (m for m in reversed(response.result) if isinstance(m, AIMessage)),
-        None,
-    )
-    if ai is None:
-        raise TypeError(f"LangChain's model call returned no AIMessage: {response!r}")
-    message, _ = converse_messages([ai])
-    converse: Message = message[0] if message else {"role": "assistant", "content": []}
-    usage: Any = ai.usage_metadata or {}
-    metadata = ai.response_metadata
-    finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
-    if STOP_REASON_KEY in metadata:  # set by a handler earlier, on this or another host
-        stop_reason = str(metadata[STOP_REASON_KEY])
-    elif ai.tool_calls:
-        stop_reason = "tool_use"
-    elif finish in ("length", "max_tokens"):
-        stop_reason = "max_tokens"
-    else:
-        stop_reason = "end_turn"
-    return ModelStopReason(
-        stop_reason,
-        converse,
-        {
-            "inputTokens": int(usage.get("input_tokens", 0)),
-            "outputTokens": int(usage.get("output_tokens", 0)),
-            "totalTokens": int(usage.get("total_tokens", 0)),
-        },
-        {"latencyMs": latency_ms},
-    )
 
 
 def _response_of(

@@ -41,6 +41,7 @@ from ...content import (
     ToolUse,
 )
 from ...host._tool_call import copy_containers
+from ._kept_by_identity import KeptByIdentity
 
 __all__ = [
     "Shown",
@@ -60,17 +61,43 @@ __all__ = [
 ]
 
 
+# Each LangChain message's Converse form and its pickle, by the message's identity: a history
+# is translated once, not again on every model call of the run, and each call's copy for
+# handlers is unpickled (in C) rather than copied dict by dict. An entry holds its message, so
+# an id here names one message while the entry lives; the oldest entries go first. A message
+# whose pickle is large (an image) is translated on each call instead of being held here.
+_TRANSLATED = KeptByIdentity[tuple[Message, bytes | None]](1024)
+_KEPT_BYTES = 16 * 1024
+
+
+def _translated(message: BaseMessage) -> tuple[Message, bytes | None]:
+    """``message``'s Converse form (never handed out: handlers get copies) and its pickle."""
+    found = _TRANSLATED.find(message)
+    if found is not None:
+        return found
+    converse = _message_in(message)
+    try:
+        blob: bytes | None = pickle.dumps(converse, pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a value a content block carried that pickle cannot copy
+        blob = None
+    if blob is not None and len(blob) <= _KEPT_BYTES:
+        _TRANSLATED.keep(message, (converse, blob))
+    return converse, blob
+
+
 class Shown:
     """The Converse messages handed to handlers, each with the LangChain messages it came from."""
 
-    __slots__ = ("groups", "host", "messages")
+    __slots__ = ("_blobs", "groups", "host", "messages")
 
     def __init__(self, host: Sequence[BaseMessage]) -> None:
         self.host = host
         self.messages: list[Message] = []
         self.groups: list[list[BaseMessage]] = []
+        # Each Converse message's pickle (None for one merged from several, or not picklable).
+        self._blobs: list[bytes | None] = []
         for message in host:
-            converse = _message_in(message)
+            converse, blob = _translated(message)
             if (
                 converse["role"] == "user"
                 and self.messages
@@ -82,15 +109,24 @@ class Shown:
                     "content": [*self.messages[-1]["content"], *converse["content"]],
                 }
                 self.groups[-1].append(message)
+                self._blobs[-1] = None
             else:
                 self.messages.append(converse)
                 self.groups.append([message])
+                self._blobs.append(blob)
+
+    def copies(self) -> Messages:
+        """A fresh copy of the Converse messages, for handlers to edit."""
+        return [
+            _copy(message) if blob is None else pickle.loads(blob)
+            for message, blob in zip(self.messages, self._blobs, strict=True)
+        ]
 
 
 def converse_messages(host: Sequence[BaseMessage]) -> tuple[Messages, Shown]:
     """A fresh Converse copy of ``host`` for handlers, and the record to bring it back by."""
     shown = Shown(host)
-    return [_copy(message) for message in shown.messages], shown
+    return shown.copies(), shown
 
 
 def host_messages(ours: Messages, shown: Shown) -> Sequence[BaseMessage]:

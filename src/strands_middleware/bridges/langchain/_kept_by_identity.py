@@ -31,13 +31,22 @@ class KeptByIdentity(Generic[_Kept]):
 
     def get(self, owner: object, make: Callable[[], _Kept]) -> _Kept:
         """The value kept for ``owner``, made with ``make`` the first time."""
-        key = id(owner)
-        entry = self._entries.get(key)
+        entry = self._entries.get(id(owner))
         if entry is not None and entry[0] is owner:
             return entry[1]
         made = make()
+        self.keep(owner, made)
+        return made
+
+    def find(self, owner: object) -> _Kept | None:
+        """The value kept for ``owner``, or None."""
+        entry = self._entries.get(id(owner))
+        return entry[1] if entry is not None and entry[0] is owner else None
+
+    def keep(self, owner: object, made: _Kept) -> None:
+        """Keep ``made`` for ``owner`` (letting the oldest entry go once ``size`` are held)."""
+        key = id(owner)
         with self._lock:
             self._entries[key] = (owner, made)
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
-        return made

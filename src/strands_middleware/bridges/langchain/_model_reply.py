@@ -1,10 +1,11 @@
-"""The real chat model's reply, read for the relay: as LangChain chunks, then as Converse chunks.
+"""The real chat model's reply, read for the relay as its own LangChain chunks.
 
 Where it can (`_called_directly`), the relay calls the chat model's own ``_astream`` or
 ``_agenerate`` (the one private seam of the bridge: LangChain's ``astream``/``ainvoke`` around
 them would report to callbacks and run the rate limiter a second time); otherwise its public
-``astream``, kept out of every stream the caller reads. `converse_stream` turns the chunks into
-the Converse chunks the chain's terminal reads.
+``astream``, kept out of every stream the caller reads. The chain's terminal turns the chunks
+into Converse chunks (`_model_events`); a model of this library's own streams Converse chunks
+itself (`library_stream`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
@@ -23,10 +24,10 @@ from langchain_core.runnables import Runnable, RunnableBinding
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
 
-from ...content import StopReason, StreamEvent
+from ...content import StreamEvent
 from ._models import LibraryChatModel
 
-__all__ = ["WHOLE_WHEN_ASKED", "Spare", "converse_stream", "host_stream"]
+__all__ = ["WHOLE_WHEN_ASKED", "Spare", "host_stream", "library_stream", "reply_pieces"]
 
 # The model's own chunks that held one text delta and nothing else, by their text: the relay
 # hands LangChain the very chunk for a delta the chain let out unchanged (a chunk built afresh
@@ -145,37 +146,7 @@ async def _own_reply(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGen
     )
 
 
-# A chunk's fields besides its text, and their values on ``AIMessageChunk(content=text)``.
-_NOT_TEXT = (
-    "id",
-    "name",
-    "usage_metadata",
-    "chunk_position",
-    "tool_call_chunks",
-    "tool_calls",
-    "invalid_tool_calls",
-    "additional_kwargs",
-    "response_metadata",
-)
-_TEXT_ONLY: tuple[Any, ...] = (None, None, None, None, [], [], [], {}, {})
-
-
-def _only_text(message: AIMessageChunk) -> bool:
-    """Whether the chunk is equal to ``AIMessageChunk(content=its text)`` in every field.
-
-    Its fields are read from its ``__dict__`` at once (a pydantic model keeps them there):
-    this runs on every chunk of the reply."""
-    content = message.content
-    return (
-        message.__class__ is AIMessageChunk
-        and content.__class__ is str
-        and content != ""
-        and tuple(map(message.__dict__.get, _NOT_TEXT)) == _TEXT_ONLY
-        and not message.__pydantic_extra__
-    )
-
-
-async def _pieces(
+async def reply_pieces(
     model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any], whole: bool
 ) -> AsyncIterator[Any]:
     """The real model's reply as `ChatGenerationChunk`s (or `_Piece`s), kept out of every stream
@@ -189,8 +160,8 @@ async def _pieces(
 async def host_stream(
     model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
 ) -> AsyncGenerator[AIMessageChunk, None]:
-    """The real model's own chunks (see `_pieces`), with their generation info folded in."""
-    async for piece in await _pieces(model, messages, kwargs, whole=False):
+    """The real model's own chunks (see `reply_pieces`), with their generation info folded in."""
+    async for piece in await reply_pieces(model, messages, kwargs, whole=False):
         message = _message_of(piece)
         if message is not None:
             yield message
@@ -215,150 +186,14 @@ async def _public_stream(
             yield _Piece(AIMessageChunk(**chunk.model_dump(exclude={"type"})))
 
 
-def converse_stream(
-    model: BaseChatModel,
-    messages: list[BaseMessage],
-    kwargs: dict[str, Any],
-    metadata: dict[str, Any],
-    *,
-    whole: bool,
-    spare: Spare | None = None,
+def library_stream(
+    model: LibraryChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
 ) -> AsyncGenerator[StreamEvent, None]:
-    """The real model's reply as Converse chunks (a model of this library's own, unchanged)."""
-    if isinstance(model, LibraryChatModel):
-        bound: list[Any] = kwargs.get("bound_tools") or []
-        sent: dict[str, Any] = {}
-        if bound:
-            sent["tools"] = [convert_to_openai_tool(each) for each in bound]
-            sent["tool_choice"] = kwargs.get("bound_tool_choice")
-        # The model's own stream, not a generator around it: one hop fewer on every chunk.
-        return model.stream_converse(messages, sent)
-    return _host_converse(model, messages, kwargs, metadata, whole=whole, spare=spare)
-
-
-async def _host_converse(
-    model: BaseChatModel,
-    messages: list[BaseMessage],
-    kwargs: dict[str, Any],
-    metadata: dict[str, Any],
-    *,
-    whole: bool,
-    spare: Spare | None,
-) -> AsyncGenerator[StreamEvent, None]:
-    """A LangChain chat model's chunks as Converse chunks; its metadata is kept in ``metadata``.
-
-    The message starts once the model has produced its first chunk, not before: a model that
-    fails at once has streamed nothing, so a handler that retries or falls back on its error
-    sees no output under way.
-    """
-    usage: dict[str, int] = {}
-    open_kind: str | None = None
-    index = -1
-    tool_index: Any = None
-    any_tool = False
-    started = False
-    async for piece in await _pieces(model, messages, kwargs, whole):
-        chunk = piece.message  # `_message_of`, inline: this runs on every chunk
-        if piece.generation_info:
-            chunk.response_metadata = {**piece.generation_info, **chunk.response_metadata}
-        if not isinstance(chunk, AIMessageChunk):
-            continue
-        if not started:
-            started = True
-            yield {"messageStart": {"role": "assistant"}}
-        content: Any = chunk.content
-        if _only_text(chunk):  # (generation info would be in its metadata by now)
-            if spare is not None and piece.__class__ is ChatGenerationChunk:
-                spare[content] = piece
-            if open_kind == "text":  # one more piece of the open text (most chunks)
-                delta: Any = {"text": content}
-                yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": delta}}
-                continue
-        _note(chunk, metadata, usage)
-        for text in _texts(content):
-            if open_kind != "text":
-                if open_kind is not None:
-                    yield {"contentBlockStop": {"contentBlockIndex": index}}
-                index += 1
-                open_kind = "text"
-                yield {"contentBlockStart": {"contentBlockIndex": index, "start": {}}}
-            yield {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": text}}}
-        calls: list[Any] = list(chunk.tool_call_chunks)
-        for call in calls:
-            if open_kind != "toolUse" or call.get("index") != tool_index:
-                if open_kind is not None:
-                    yield {"contentBlockStop": {"contentBlockIndex": index}}
-                index += 1
-                open_kind = "toolUse"
-                tool_index = call.get("index")
-                any_tool = True
-                yield {
-                    "contentBlockStart": {
-                        "contentBlockIndex": index,
-                        "start": {
-                            "toolUse": {
-                                "toolUseId": call.get("id") or "",
-                                "name": call.get("name") or "",
-                            }
-                        },
-                    }
-                }
-            args = call.get("args")
-            if args:
-                yield {
-                    "contentBlockDelta": {
-                        "contentBlockIndex": index,
-                        "delta": {"toolUse": {"input": args}},
-                    }
-                }
-    if not started:
-        yield {"messageStart": {"role": "assistant"}}
-    if open_kind is not None:
-        yield {"contentBlockStop": {"contentBlockIndex": index}}
-    for ending in _ending(metadata, usage, any_tool=any_tool):
-        yield ending
-
-
-def _note(chunk: AIMessageChunk, metadata: dict[str, Any], usage: dict[str, int]) -> None:
-    """Keep the chunk's metadata, and add its usage to the reply's."""
-    metadata.update(chunk.response_metadata)
-    counted: Any = chunk.usage_metadata or {}
-    for key, value in counted.items():
-        if isinstance(value, int):
-            usage[key] = usage.get(key, 0) + value
-
-
-def _ending(metadata: dict[str, Any], usage: dict[str, int], *, any_tool: bool) -> list[Any]:
-    """The reply's closing chunks: its stop reason, then its usage."""
-    finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
-    reason: StopReason = "max_tokens" if finish in ("length", "max_tokens") else "end_turn"
-    if any_tool:
-        reason = "tool_use"
-    return [
-        {"messageStop": {"stopReason": reason}},
-        {
-            "metadata": {
-                "usage": {
-                    "inputTokens": usage.get("input_tokens", 0),
-                    "outputTokens": usage.get("output_tokens", 0),
-                    "totalTokens": usage.get("total_tokens", 0),
-                },
-                "metrics": {"latencyMs": 0},
-            }
-        },
-    ]
-
-
-def _texts(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content] if content else []
-    texts: list[str] = []
-    blocks: list[Any] = list(content)
-    for block in blocks:
-        if isinstance(block, str):
-            texts.append(block)
-        elif isinstance(block, dict):
-            fields = cast("dict[str, Any]", block)
-            if fields.get("type") == "text" and fields.get("text"):
-                texts.append(str(fields["text"]))
-    return texts
+    """The reply of a model of this library's own, as its Converse chunks, unchanged."""
+    bound: list[Any] = kwargs.get("bound_tools") or []
+    sent: dict[str, Any] = {}
+    if bound:
+        sent["tools"] = [convert_to_openai_tool(each) for each in bound]
+        sent["tool_choice"] = kwargs.get("bound_tool_choice")
+    # The model's own stream, not a generator around it: one hop fewer on every chunk.
+    return model.stream_converse(messages, sent)

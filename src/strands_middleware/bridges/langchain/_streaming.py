@@ -35,13 +35,15 @@ from pydantic import ConfigDict
 
 from ...content import StreamEvent
 from ...events import ModelStopReason, TextDeltaEvent, ToolUseDeltaEvent, TypedEvent
-from ._model_reply import WHOLE_WHEN_ASKED, Spare, converse_stream, host_stream
+from ._model_reply import WHOLE_WHEN_ASKED, Spare, host_stream, library_stream, reply_pieces
+from ._models import LibraryChatModel
 
-__all__ = ["Relay", "RelayChatModel", "calling_through", "relay_model_of"]
+__all__ = ["END", "Relay", "RelayChatModel", "calling_through", "relay_model_of"]
 
 _T = TypeVar("_T")
 
-_END: Any = object()
+END: Any = object()
+"""What closes a relay's chunks."""
 
 # The relay of the model call a task is making: set around the call's task when it is created.
 _CALL_RELAY: ContextVar[Relay | None] = ContextVar("strands_middleware_call_relay", default=None)
@@ -73,8 +75,14 @@ class Relay:
     chunk, so one future (``_arrived``) is enough to wake it.
 
     Attributes:
-        chunks: The Converse chunks on their way to the terminal (``_END`` closes them, an
-            exception stands for the model call's failure).
+        chunks: The chat model's chunks on their way to the terminal (``END`` closes them, an
+            exception stands for the model call's failure): its `ChatGenerationChunk`s (or
+            pieces of the same shape), or Converse chunks when ``converse`` is set.
+        converse: The chat model is this library's own, which streams Converse chunks.
+        first: The first chunk (`begin` waits for it).
+        metadata: The reply's response metadata, kept from each chunk as it is read.
+        spare: Where the terminal keeps the model's own text-only chunks by their text, for the
+            relay to hand LangChain when the chain let that delta out unchanged (when streamed).
         out: The deltas the chain let out, not streamed yet: a text, or a tool call's index,
             id and name (on its first) and input fragment.
         settled: The chain has its result (or failed): nothing more will come out of it.
@@ -83,11 +91,14 @@ class Relay:
 
     __slots__ = (
         "_arrived",
-        "_first",
         "_tools",
         "chunks",
+        "converse",
+        "first",
+        "metadata",
         "out",
         "settled",
+        "spare",
         "stop",
         "used",
         "wake",
@@ -103,20 +114,29 @@ class Relay:
         self.used = False
         self.stop: ModelStopReason | None = None
         self._tools: dict[str, int] = {}
-        self._first: Any = _END
+        self.first: Any = END
+        self.converse = False
+        self.metadata: dict[str, Any] = {}
+        self.spare: Spare | None = None
         self._arrived: asyncio.Future[None] | None = None
 
     def put(self, chunk: Any) -> None:
-        """Hand a chunk (or ``_END``, or the failure) on to the terminal."""
+        """Hand a chunk (or ``END``, or the failure) on to the terminal."""
         self.chunks.append(chunk)
+        self.wake_terminal()
+
+    def wake_terminal(self) -> None:
+        """Wake the terminal if it waits for a chunk (one was added to ``chunks``)."""
         arrived = self._arrived
         if arrived is not None:
             self._arrived = None
             if not arrived.done():  # the waiting terminal may have been cancelled meanwhile
                 arrived.set_result(None)
 
-    async def _next(self) -> Any:
-        """The next chunk, once there is one (`source` takes one already there without this)."""
+    async def next(self) -> Any:
+        """The next chunk, once there is one, asking the relay for more (it may be waiting,
+        `ahead` chunks ahead); a chunk already there is taken without this."""
+        self.wake.set()
         while not self.chunks:
             self._arrived = asyncio.get_running_loop().create_future()
             await self._arrived
@@ -124,25 +144,19 @@ class Relay:
 
     async def begin(self) -> bool:
         """Wait for the model call's first chunk; False when it ended without one."""
-        self.wake.set()
-        first = await self._next()
+        first = await self.next()
         if isinstance(first, BaseException):
             raise first
-        self._first = first
-        return first is not _END
+        self.first = first
+        return first is not END
 
     async def source(self) -> AsyncGenerator[StreamEvent, None]:
         """The chunks for the terminal (after `begin`), each once the chain asks for it."""
-        yield self._first
+        yield self.first
         chunks = self.chunks
-        wake = self.wake
         while True:
-            if chunks:
-                chunk = chunks.popleft()
-            else:  # caught up: ask for more (the relay may be waiting, `ahead` chunks ahead)
-                wake.set()
-                chunk = await self._next()
-            if chunk is _END:
+            chunk = chunks.popleft() if chunks else await self.next()
+            if chunk is END:
                 return
             if isinstance(chunk, BaseException):
                 raise chunk
@@ -170,7 +184,7 @@ class Relay:
 
     def close(self) -> None:
         """The model call ended (or never came): the terminal stops waiting for chunks."""
-        self.put(_END)
+        self.put(END)
 
 
 class RelayChatModel(BaseChatModel):
@@ -234,8 +248,7 @@ class RelayChatModel(BaseChatModel):
         if relay.used:  # the model called again inside one call of the chain: no chain for it
             own = [chunk async for chunk in host_stream(self.inner, messages, kwargs)]
             return generate_from_stream(ChatGenerationChunk(message=each) for each in own)
-        metadata: dict[str, Any] = {}
-        relayed = _relayed(self, messages, kwargs, metadata, _AHEAD, whole=WHOLE_WHEN_ASKED)
+        relayed = _relayed(self, messages, kwargs, _AHEAD, whole=WHOLE_WHEN_ASKED)
         deltas: list[_Delta] = []
         async for batch in relayed:
             deltas += batch
@@ -248,7 +261,7 @@ class RelayChatModel(BaseChatModel):
                     index, {"name": name, "args": "", "id": tool_use_id, "index": index}
                 )
                 call["args"] += fragment
-        whole = _last_chunk(relay.stop, metadata, "".join(texts), list(calls.values()))
+        whole = _last_chunk(relay.stop, relay.metadata, "".join(texts), list(calls.values()))
         return ChatResult(generations=[ChatGeneration(message=message_chunk_to_message(whole))])
 
     async def _astream(
@@ -263,12 +276,13 @@ class RelayChatModel(BaseChatModel):
             async for own in host_stream(self.inner, messages, kwargs):
                 yield ChatGenerationChunk(message=own)
             return
-        metadata: dict[str, Any] = {}
         spare: Spare = {}
-        relayed = _relayed(self, messages, kwargs, metadata, _AHEAD, whole=False, spare=spare)
+        relay.spare = spare
+        relayed = _relayed(self, messages, kwargs, _AHEAD, whole=False)
         async for batch in relayed:
-            for delta in batch:
-                if isinstance(delta, str):
+            items: list[Any] = batch  # read by class below, not narrowed by isinstance
+            for delta in items:
+                if delta.__class__ is str:
                     kept = spare.pop(delta, None)
                     yield (
                         kept
@@ -281,33 +295,52 @@ class RelayChatModel(BaseChatModel):
                 yield ChatGenerationChunk(
                     message=AIMessageChunk(content="", tool_call_chunks=[call])
                 )
-        yield ChatGenerationChunk(message=_last_chunk(relay.stop, metadata, "", []))
+        yield ChatGenerationChunk(message=_last_chunk(relay.stop, relay.metadata, "", []))
 
 
 async def _relayed(
     model: RelayChatModel,
     messages: list[BaseMessage],
     kwargs: dict[str, Any],
-    metadata: dict[str, Any],
     ahead: int,
     *,
     whole: bool,
-    spare: Spare | None = None,
 ) -> AsyncGenerator[list[_Delta], None]:
     """Stream the real model through the chain; yield the deltas the chain let out (in batches:
     those it let out since the last).
 
-    Up to ``ahead`` chunks go to the chain before the relay waits for it to ask for more.
-    ``whole``: LangChain asked the relay for its reply whole, so the real model is asked the
-    same way where it can be (see `_direct_stream`).
+    The model's chunks go to the terminal as they are (it translates them, `_model_events`);
+    their response metadata is kept here, in ``relay.metadata``, as each is read. Up to
+    ``ahead`` chunks go to the chain before the relay waits for it to ask for more. ``whole``:
+    LangChain asked the relay for its reply whole, so the real model is asked the same way
+    where it can be (see `_direct_stream`).
     """
     relay = model.current_relay()
     relay.used = True
-    source = converse_stream(model.inner, messages, kwargs, metadata, whole=whole, spare=spare)
+    inner = model.inner
+    source: Any = None  # the model's chunks: pieces, or Converse chunks (``relay.converse``)
+    if isinstance(inner, LibraryChatModel):
+        relay.converse = True
+        source = library_stream(inner, messages, kwargs)
     try:
+        if source is None:
+            source = await reply_pieces(inner, messages, kwargs, whole)
         chunks = relay.chunks
-        async for chunk in source:
-            relay.put(chunk)
+        metadata = relay.metadata
+        converse = relay.converse
+        piece: Any
+        async for piece in source:
+            if not converse:
+                message: Any = piece.message
+                info: Any = piece.generation_info
+                if info:  # LangChain folds a chunk's generation info into its metadata
+                    message.response_metadata = {**info, **message.response_metadata}
+                kept: Any = message.response_metadata
+                if kept and isinstance(message, AIMessageChunk):
+                    metadata.update(kept)
+            chunks.append(piece)  # `put`, inline: this runs on every chunk
+            if relay._arrived is not None:  # pyright: ignore[reportPrivateUsage]
+                relay.wake_terminal()
             if len(chunks) >= ahead:
                 relay.wake.clear()
                 await relay.wake.wait()
@@ -323,7 +356,9 @@ async def _relayed(
         relay.put(failure)
         raise
     finally:
-        await source.aclose()
+        aclose = getattr(source, "aclose", None)
+        if aclose is not None:
+            await aclose()
     relay.close()
     while not relay.settled:
         relay.wake.clear()

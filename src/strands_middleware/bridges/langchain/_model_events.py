@@ -1,0 +1,343 @@
+"""The chain's side of a relayed model call: the real model's chunks as this library's events.
+
+The relay (`_streaming`) hands the terminal the chat model's own chunks as it reads them. Here,
+in the terminal's task, each chunk becomes its Converse chunks and those become the events
+handlers see, in one loop: a `ModelStreamEvent` per Converse chunk, the delta event it gives
+rise to, and at the end the message and the `ModelStopReason`, as `process_model_stream` yields
+them. A chunk holding one more piece of the open text (most chunks of a streamed reply) takes a
+short path: its Converse chunk is made and taken into the message without being read again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from langchain.agents.middleware import ModelResponse
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import ChatGenerationChunk
+
+from ...content import Message, StopReason, StreamEvent
+from ...events import (
+    ModelMessageEvent,
+    ModelStopReason,
+    ModelStreamEvent,
+    TextDeltaEvent,
+    TypedEvent,
+)
+from ...host._model_stream import MessageBuilder
+from ._converse import converse_messages
+from ._streaming import END, Relay
+
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = ["STOP_REASON_KEY", "ConverseChunks", "relayed_call", "stop_of"]
+
+STOP_REASON_KEY = "stop_reason"
+"""Where a stop reason a handler set travels on LangChain: the AIMessage's response_metadata."""
+
+# A chunk's fields besides its text, and their values on ``AIMessageChunk(content=text)``.
+_NOT_TEXT = (
+    "id",
+    "name",
+    "usage_metadata",
+    "chunk_position",
+    "tool_call_chunks",
+    "tool_calls",
+    "invalid_tool_calls",
+    "additional_kwargs",
+    "response_metadata",
+)
+_TEXT_ONLY: tuple[Any, ...] = (None, None, None, None, [], [], [], {}, {})
+
+
+def _only_text(message: Any) -> bool:
+    """Whether ``message`` is equal to ``AIMessageChunk(content=its text)`` in every field.
+
+    Its fields are read from its ``__dict__`` at once (a pydantic model keeps them there):
+    this runs on every chunk of the reply."""
+    content = message.content
+    fields: dict[str, Any] = message.__dict__
+    return (
+        message.__class__ is AIMessageChunk
+        and content.__class__ is str
+        and content != ""
+        and tuple(map(fields.get, _NOT_TEXT)) == _TEXT_ONLY
+        and not message.__pydantic_extra__
+    )
+
+
+class ConverseChunks:
+    """One reply's chunks as Converse chunks: the blocks opened so far and the usage counted.
+
+    The message starts at the model's first chunk, not before: a model that fails at once has
+    streamed nothing, so a handler that retries or falls back on its error sees no output under
+    way. Chunks that are not an `AIMessageChunk` are passed over.
+
+    Attributes:
+        text_open: A text block is open: the next text-only chunk is one more piece of it.
+        index: The open block's Converse index.
+    """
+
+    __slots__ = ("_any_tool", "_open_kind", "_started", "_tool_index", "_usage", "index")
+
+    def __init__(self) -> None:
+        self._usage: dict[str, int] = {}
+        self._open_kind: str | None = None
+        self.index = -1
+        self._tool_index: Any = None
+        self._any_tool = False
+        self._started = False
+
+    @property
+    def text_open(self) -> bool:
+        """Whether a text block is open."""
+        return self._open_kind == "text"
+
+    def of(self, chunk: Any) -> list[StreamEvent]:
+        """The Converse chunks of one LangChain chunk (its metadata was kept by the relay)."""
+        if not isinstance(chunk, AIMessageChunk):
+            return []
+        out: list[Any] = []
+        if not self._started:
+            self._started = True
+            out.append({"messageStart": {"role": "assistant"}})
+        counted: Any = chunk.usage_metadata or {}
+        for key, value in counted.items():
+            if isinstance(value, int):
+                self._usage[key] = self._usage.get(key, 0) + value
+        for text in _texts(chunk.content):
+            if self._open_kind != "text":
+                self._open("text", out)
+                out.append({"contentBlockStart": {"contentBlockIndex": self.index, "start": {}}})
+            out.append(
+                {"contentBlockDelta": {"contentBlockIndex": self.index, "delta": {"text": text}}}
+            )
+        calls: list[Any] = list(chunk.tool_call_chunks)
+        for call in calls:
+            if self._open_kind != "toolUse" or call.get("index") != self._tool_index:
+                self._open("toolUse", out)
+                self._tool_index = call.get("index")
+                self._any_tool = True
+                use = {"toolUseId": call.get("id") or "", "name": call.get("name") or ""}
+                out.append(
+                    {
+                        "contentBlockStart": {
+                            "contentBlockIndex": self.index,
+                            "start": {"toolUse": use},
+                        }
+                    }
+                )
+            args = call.get("args")
+            if args:
+                delta = {"toolUse": {"input": args}}
+                out.append({"contentBlockDelta": {"contentBlockIndex": self.index, "delta": delta}})
+        return out
+
+    def _open(self, kind: str, out: list[Any]) -> None:
+        if self._open_kind is not None:
+            out.append({"contentBlockStop": {"contentBlockIndex": self.index}})
+        self.index += 1
+        self._open_kind = kind
+
+    def ending(self, metadata: dict[str, Any]) -> list[StreamEvent]:
+        """The reply's closing chunks: the open block's stop, the stop reason, the usage."""
+        out: list[Any] = []
+        if not self._started:
+            out.append({"messageStart": {"role": "assistant"}})
+        if self._open_kind is not None:
+            out.append({"contentBlockStop": {"contentBlockIndex": self.index}})
+        finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
+        reason: StopReason = "max_tokens" if finish in ("length", "max_tokens") else "end_turn"
+        if self._any_tool:
+            reason = "tool_use"
+        usage = self._usage
+        out.append({"messageStop": {"stopReason": reason}})
+        out.append(
+            {
+                "metadata": {
+                    "usage": {
+                        "inputTokens": usage.get("input_tokens", 0),
+                        "outputTokens": usage.get("output_tokens", 0),
+                        "totalTokens": usage.get("total_tokens", 0),
+                    },
+                    "metrics": {"latencyMs": 0},
+                }
+            }
+        )
+        return out
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content] if content else []
+    texts: list[str] = []
+    blocks: list[Any] = list(content)
+    for block in blocks:
+        if isinstance(block, str):
+            texts.append(block)
+        elif isinstance(block, dict):
+            fields = cast("dict[str, Any]", block)
+            if fields.get("type") == "text" and fields.get("text"):
+                texts.append(str(fields["text"]))
+    return texts
+
+
+Started = tuple[Relay, "asyncio.Future[ModelResponse[Any]]", list[ModelStopReason]]
+"""A LangChain model call under way: its relay, the call, and the results its stream gave."""
+
+
+async def relayed_call(
+    start: Callable[[], Started],
+    produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]],
+) -> AsyncGenerator[TypedEvent, None]:
+    """The terminal's stream: start LangChain's model call (``start``), then yield the events of
+    the reply its relay hands over, ending with the `ModelStopReason` (also noted in the call's
+    list of results).
+
+    When LangChain answered without calling the model, its reply is the result, noted in
+    ``produced`` against the reply.
+    """
+    started = time.perf_counter()
+    relay, call, stops = start()
+    if not await relay.begin():  # LangChain answered without calling the model
+        response = await call
+        stop = stop_of(response, int((time.perf_counter() - started) * 1000))
+        produced[id(stop)] = (stop, response)
+        yield ModelMessageEvent(stop.message)
+        yield stop
+        return
+    builder = MessageBuilder()
+    if relay.converse:  # a model of this library's own: its Converse chunks, as they are
+        async for event in _library_events(relay, builder, stops):
+            yield event
+        return
+    # The relay's chunks are read here rather than through `Relay.source`, and translated in
+    # this loop rather than in a generator of their own: two generator hops fewer on every event.
+    # The pieces of the open text are kept here and given to the builder as one delta when the
+    # block ends (the events still carry each piece): the builder reads every delta it is fed.
+    translation = ConverseChunks()
+    text_open, index = False, -1
+    texts: list[str] = []
+    spare = relay.spare
+    chunks = relay.chunks
+    piece: Any = relay.first
+    while True:
+        message: Any = piece.message
+        content: Any = message.content
+        fields: dict[str, Any] = message.__dict__
+        if (  # one more piece of the open text: `_only_text`, inline
+            text_open
+            and message.__class__ is AIMessageChunk
+            and content.__class__ is str
+            and content != ""
+            and tuple(map(fields.get, _NOT_TEXT)) == _TEXT_ONLY
+            and not message.__pydantic_extra__
+        ):
+            if spare is not None and piece.__class__ is ChatGenerationChunk:
+                spare[content] = piece
+            texts.append(content)
+            fragment: Any = {"text": content}
+            yield ModelStreamEvent(
+                {"contentBlockDelta": {"contentBlockIndex": index, "delta": fragment}}
+            )
+            yield TextDeltaEvent(content)
+        else:
+            if texts:
+                _take_text(builder, index, texts)
+            if spare is not None and piece.__class__ is ChatGenerationChunk and _only_text(message):
+                spare[content] = piece
+            for chunk in translation.of(message):
+                delta = builder.feed(chunk)
+                yield ModelStreamEvent(chunk)
+                if delta is not None:
+                    yield delta
+            text_open, index = translation.text_open, translation.index
+        piece = chunks.popleft() if chunks else await relay.next()
+        if piece.__class__ is not ChatGenerationChunk:
+            if piece is END:
+                break
+            if isinstance(piece, BaseException):
+                raise piece
+    for closing in _ending(builder, translation, relay.metadata, texts):
+        yield closing
+    message_event, stop = builder.ending()
+    stops.append(stop)
+    yield message_event
+    yield stop
+
+
+def _take_text(builder: MessageBuilder, index: int, texts: list[str]) -> None:
+    """Give ``builder`` the pieces of text kept since its last delta, as one delta."""
+    builder.feed(
+        {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": "".join(texts)}}}
+    )
+    texts.clear()
+
+
+def _ending(
+    builder: MessageBuilder,
+    translation: ConverseChunks,
+    metadata: dict[str, Any],
+    texts: list[str],
+) -> list[TypedEvent]:
+    """The events of the reply's closing chunks (the text kept is given to the builder first)."""
+    if texts:
+        _take_text(builder, translation.index, texts)
+    events: list[TypedEvent] = []
+    for chunk in translation.ending(metadata):
+        delta = builder.feed(chunk)
+        events.append(ModelStreamEvent(chunk))
+        if delta is not None:
+            events.append(delta)
+    return events
+
+
+async def _library_events(
+    relay: Relay, builder: MessageBuilder, stops: list[ModelStopReason]
+) -> AsyncGenerator[TypedEvent, None]:
+    """The events of a library model's Converse chunks, as `process_model_stream` gives them."""
+    async for chunk in relay.source():
+        delta = builder.feed(chunk)
+        yield ModelStreamEvent(chunk)
+        if delta is not None:
+            yield delta
+    message_event, stop = builder.ending()
+    stops.append(stop)
+    yield message_event
+    yield stop
+
+
+def stop_of(response: ModelResponse[Any], latency_ms: int) -> ModelStopReason:
+    """The result of a reply LangChain gave without calling the model (its last AIMessage)."""
+    ai = next(
+        (m for m in reversed(response.result) if isinstance(m, AIMessage)),
+        None,
+    )
+    if ai is None:
+        raise TypeError(f"LangChain's model call returned no AIMessage: {response!r}")
+    message, _ = converse_messages([ai])
+    converse: Message = message[0] if message else {"role": "assistant", "content": []}
+    usage: Any = ai.usage_metadata or {}
+    metadata = ai.response_metadata
+    finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
+    if STOP_REASON_KEY in metadata:  # set by a handler earlier, on this or another host
+        stop_reason = str(metadata[STOP_REASON_KEY])
+    elif ai.tool_calls:
+        stop_reason = "tool_use"
+    elif finish in ("length", "max_tokens"):
+        stop_reason = "max_tokens"
+    else:
+        stop_reason = "end_turn"
+    return ModelStopReason(
+        stop_reason,
+        converse,
+        {
+            "inputTokens": int(usage.get("input_tokens", 0)),
+            "outputTokens": int(usage.get("output_tokens", 0)),
+            "totalTokens": int(usage.get("total_tokens", 0)),
+        },
+        {"latencyMs": latency_ms},
+    )
