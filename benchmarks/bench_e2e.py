@@ -328,11 +328,11 @@ def floor(
 
 # The translating floor: what any adapter that keeps this library's events pays per event.
 class _Chunk(ModelStreamEvent):
-    __slots__ = ("host",)
+    __slots__ = ("host", "value")
 
 
 class _Text(TextDeltaEvent):
-    __slots__ = ("host",)
+    __slots__ = ("host", "value")
 
 
 class _Other(TypedEvent):
@@ -349,15 +349,26 @@ async def _events_in(stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
     chunk_class, text_class = strands_events.ModelStreamChunkEvent, strands_events.TextStreamEvent
     async for event in stream:
         cls = event.__class__
+        # The value is also kept in a slot: the way back reads a slot rather than strands' event
+        # (an item of a dict subclass costs a lookup of `__getitem__` on CPython 3.11).
         if cls is chunk_class:
-            ours = _Chunk(event)  # its one item, {"event": chunk}, is the library's too
+            value = event["event"]
+            chunk = _Chunk()
+            chunk["event"] = value
+            chunk.host = event
+            chunk.value = value
+            yield chunk
         elif cls is text_class:
-            ours = _Text()
-            ours["data"] = event["data"]
+            value = event["data"]
+            text = _Text()
+            text["data"] = value
+            text.host = event
+            text.value = value
+            yield text
         else:
-            ours = _Other(event)
-        ours.host = event
-        yield ours
+            other = _Other(event)
+            other.host = event
+            yield other
 
 
 async def _events_out(stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
@@ -366,9 +377,9 @@ async def _events_out(stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
         host = ours.host
         cls = ours.__class__
         if cls is _Chunk:
-            same = ours["event"] is host["event"]
+            same = ours["event"] is ours.value
         elif cls is _Text:
-            same = ours["data"] is host["data"]
+            same = ours["data"] is ours.value
         else:
             same = ours == host
         if same:

@@ -110,7 +110,7 @@ def _blank(cls: type[_E]) -> Callable[[], _E]:
     runs no Python code (the public constructors set their arguments as items, which the
     translation does itself), and costs less than ``dict.__new__(cls)``, which checks ``cls``.
     """
-    type.__setattr__(cls, "__init__", dict.__init__)
+    type.__setattr__(cls, "__init__", vars(dict)["__init__"])
     return cast("Callable[[], _E]", cls)
 
 
