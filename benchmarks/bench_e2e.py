@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import gc
 import importlib.util
 import os
@@ -67,6 +68,7 @@ import strands
 from strands.middleware import ExecuteToolStage as NativeExecuteToolStage
 from strands.middleware import InvokeModelStage as NativeInvokeModelStage
 from strands.models import Model as StrandsModel
+from strands.types import _events as strands_events
 
 from floor_chain import Handler, around
 from strands_middleware import ExecuteToolStage, InvokeModelStage, Middleware, TypedEvent
@@ -89,6 +91,7 @@ from strands_middleware.catalog import (
     Verdict,
 )
 from strands_middleware.content import Messages, StreamEvent
+from strands_middleware.events import ModelStreamEvent, TextDeltaEvent
 from strands_middleware.testing import ScriptedModel
 from strands_middleware.tools import tool
 
@@ -323,6 +326,105 @@ def floor(
     return build
 
 
+# The translating floor: what any adapter that keeps this library's events pays per event.
+class _Chunk(ModelStreamEvent):
+    __slots__ = ("host", "value")
+
+
+class _Text(TextDeltaEvent):
+    __slots__ = ("host", "value")
+
+
+class _Other(TypedEvent):
+    __slots__ = ("host",)
+
+
+for _class in (_Chunk, _Text, _Other):
+    # dict's own __init__: making one runs no Python code, the cheapest way there is.
+    type.__setattr__(_class, "__init__", dict.__init__)
+
+
+async def _events_in(stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+    """strands' events as this library's: one object per event, strands' own kept in it."""
+    chunk_class, text_class = strands_events.ModelStreamChunkEvent, strands_events.TextStreamEvent
+    async for event in stream:
+        cls = event.__class__
+        # The value is also kept in a slot: the way back reads a slot rather than strands' event
+        # (an item of a dict subclass costs a lookup of `__getitem__` on CPython 3.11).
+        if cls is chunk_class:
+            value = event["event"]
+            chunk = _Chunk()
+            chunk["event"] = value
+            chunk.host = event
+            chunk.value = value
+            yield chunk
+        elif cls is text_class:
+            value = event["data"]
+            text = _Text()
+            text["data"] = value
+            text.host = event
+            text.value = value
+            yield text
+        else:
+            other = _Other(event)
+            other.host = event
+            yield other
+
+
+async def _events_out(stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
+    """The handlers' events back: strands' own where the handlers left the value as it was."""
+    async for ours in stream:
+        host = ours.host
+        cls = ours.__class__
+        if cls is _Chunk:
+            same = ours["event"] is ours.value
+        elif cls is _Text:
+            same = ours["data"] is ours.value
+        else:
+            same = ours == host
+        if same:
+            yield host
+        elif cls is _Text:
+            yield strands_events.TextStreamEvent({"text": ours["data"]}, ours["data"])
+        else:
+            changed = copy.copy(host)
+            changed.clear()
+            changed.update(ours)
+            yield changed
+
+
+def translating_floor(
+    turns: _Turns,
+    handlers: Sequence[Handler],
+    *,
+    model: bool = True,
+    tools: bool = True,
+    streamed: bool = False,
+) -> Callable[[], Any]:
+    """`floor` with every event crossing as this library's, both ways, and nothing else.
+
+    The least an adapter that keeps this library's events can do: a generator around strands'
+    stream making each event one of this library's (the deltas of their own classes, the rest
+    as a `TypedEvent` with strands' items), and one around the handlers handing strands its
+    own event back where the handlers left it unchanged. No contexts, no chain rules.
+    """
+    native_model = NativeModel(turns)
+
+    def layer(context: Any, next_fn: Any) -> AsyncIterator[Any]:
+        inner = around(handlers, context, lambda given: _events_in(next_fn(given)))
+        return _events_out(inner)
+
+    def build() -> Any:
+        agent = strands.Agent(model=native_model, tools=[NATIVE_ADD], callback_handler=None)
+        if model:
+            agent.add_middleware(NativeInvokeModelStage, layer)
+        if tools:
+            agent.add_middleware(NativeExecuteToolStage, layer)
+        return agent
+
+    return build
+
+
 def _conversation(agent: Any) -> list[tuple[str, list[str]]]:
     """The Converse content of an agent's history, host-only keys left out."""
     shown: list[tuple[str, list[str]]] = []
@@ -356,11 +458,14 @@ class Row:
     # The cheapest adapter the host's public API allows doing the contestant's work, measured
     # against the same baseline: how far the contestant is from what the host allows.
     floor: Contestant | None = None
+    # The least an adapter that also translates every event both ways does (see
+    # `translating_floor`): what keeping this library's events costs on the host at the least.
+    translating: Contestant | None = None
 
     def contestants(self) -> list[Contestant]:
-        """Everyone the row measures: the contestant, the baseline and the floor if any."""
-        mine = [self.contestant, self.baseline]
-        return mine if self.floor is None else [*mine, self.floor]
+        """Everyone the row measures: the contestant, the baseline and the floors if any."""
+        floors = [c for c in (self.floor, self.translating) if c is not None]
+        return [self.contestant, self.baseline, *floors]
 
 
 async def _time(contestant: Contestant, calls: int) -> float:
@@ -387,8 +492,9 @@ async def _check_same_work(row: Row) -> None:
             )
 
 
-async def _ratios(row: Row, rounds: int, calls: int) -> tuple[float, float | None]:
-    """Median per-round ratios to the baseline: the contestant's, and the floor's (or None)."""
+async def _ratios(row: Row, rounds: int, calls: int) -> tuple[float, float | None, float | None]:
+    """Median per-round ratios to the baseline: the contestant's, the floor's and the
+    translating floor's (None where the row has none)."""
     everyone = row.contestants()
     ratios: dict[str, list[float]] = {c.name: [] for c in everyone}
     for index in range(rounds):
@@ -397,8 +503,11 @@ async def _ratios(row: Row, rounds: int, calls: int) -> tuple[float, float | Non
         timings = {c.name: await _time(c, calls) for c in turn}
         for contestant in everyone:
             ratios[contestant.name].append(timings[contestant.name] / timings[row.baseline.name])
-    floor = None if row.floor is None else statistics.median(ratios[row.floor.name])
-    return statistics.median(ratios[row.contestant.name]), floor
+    floor, translating = (
+        None if c is None else statistics.median(ratios[c.name])
+        for c in (row.floor, row.translating)
+    )
+    return statistics.median(ratios[row.contestant.name]), floor, translating
 
 
 def _cell(value: float | None, digits: int = 2) -> str:
@@ -556,7 +665,8 @@ class BridgedHost:
     tools=, streamed=)``: with the cheapest adapter the host's public API allows, running
     ``handlers`` (this library's Wrap handler functions) on the host's own objects and events,
     nothing translated (it returns None for a mode it has no floor for); None where the host
-    has none.
+    has none. ``translating_floor``, with the same arguments: that floor with every event also
+    crossing as this library's both ways (`translating_floor`), where the bench has one.
     """
 
     label: str
@@ -564,12 +674,14 @@ class BridgedHost:
     bridged: Callable[..., Callable[[], Any]]
     native: Callable[..., Callable[[], Any]]
     floor: Callable[..., Callable[[], Any] | None] | None = None
+    translating_floor: Callable[..., Callable[[], Any]] | None = None
 
 
 def _bridged_host(name: str) -> BridgedHost | None:
     """The builders of host ``name``, or None where its framework is not installed."""
     if name == "strands":
-        return BridgedHost("strands", (("", False, _SHAPES),), bridged, native, floor)
+        modes = (("", False, _SHAPES),)
+        return BridgedHost("strands", modes, bridged, native, floor, translating_floor)
     if name == "pydantic-ai" and importlib.util.find_spec("pydantic_ai") is not None:
         from pydantic_ai_contestants import (
             bridged_pydantic_ai,
@@ -610,11 +722,16 @@ def _bridge_rows(deltas: int, hosts: Sequence[str]) -> list[Row]:
                 model, tools = "model" in stages, "tool" in stages
                 tag = f"{name}{mode and '+' + mode}+{stages}+{count}"
                 chosen = wraps(count, model=model, tools=tools)
-                floor = None
+                floor = translating = None
+                handlers = [passthrough] * count
                 if host.floor is not None:
-                    handlers = [passthrough] * count
                     built = host.floor(turns, handlers, model=model, tools=tools, streamed=streamed)
                     floor = None if built is None else Contestant(f"{tag}+floor", built)
+                if host.translating_floor is not None:
+                    made = host.translating_floor(
+                        turns, handlers, model=model, tools=tools, streamed=streamed
+                    )
+                    translating = Contestant(f"{tag}+translating", made)
                 rows.append(
                     Row(
                         f"{host.label}{mode and ', ' + mode}: {label}",
@@ -628,6 +745,7 @@ def _bridge_rows(deltas: int, hosts: Sequence[str]) -> list[Row]:
                         ),
                         target,
                         floor,
+                        translating,
                     )
                 )
     return rows
@@ -780,14 +898,16 @@ def _print_counts(
 ) -> None:
     """The table of counted rows: each contestant's count per invocation, and the ratios."""
     print()
-    print("| figure | contestant | baseline | ratio | floor | target |")
-    print("| --- | ---: | ---: | --- | --- | --- |")
+    print("| figure | contestant | baseline | ratio | floor | translating floor | target |")
+    print("| --- | ---: | ---: | --- | --- | --- | --- |")
     for row in rows:
         mine, theirs = counts[row.contestant.name], counts[row.baseline.name]
-        floor = None if row.floor is None else counts[row.floor.name] / theirs
+        floor, translating = (
+            None if c is None else counts[c.name] / theirs for c in (row.floor, row.translating)
+        )
         print(
             f"| {row.label} | {shown(mine)} | {shown(theirs)} | {mine / theirs:.3f}x "
-            f"| {_cell(floor, 3)} | {row.target} |",
+            f"| {_cell(floor, 3)} | {_cell(translating, 3)} | {row.target} |",
             flush=True,
         )
 
@@ -912,11 +1032,15 @@ async def main(argv: list[str]) -> None:
         "medians of per-round ratios"
     )
     print()
-    print("| figure | ratio | floor | target |")
-    print("| --- | --- | --- | --- |")
+    print("| figure | ratio | floor | translating floor | target |")
+    print("| --- | --- | --- | --- | --- |")
     for row in rows:
-        ratio, floor = await _ratios(row, args.rounds, args.calls)
-        print(f"| {row.label} | {ratio:.2f}x | {_cell(floor)} | {row.target} |", flush=True)
+        ratio, floor, translating = await _ratios(row, args.rounds, args.calls)
+        print(
+            f"| {row.label} | {ratio:.2f}x | {_cell(floor)} | {_cell(translating)} "
+            f"| {row.target} |",
+            flush=True,
+        )
 
     await _bridge_memory(args.deltas, hosts)
     if args.bridges:
