@@ -43,6 +43,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from ._phases import apply_inputs, apply_outputs, output_conditions, outputs_apply
 from ._registration import describe
+from ._relay import RetriedStart
 from ._result import NEVER_HALTING, halts_stage
 from ._stage import (
     Middleware,
@@ -267,6 +268,9 @@ def _layer(
             raise _missing_context(chain.wraps[index - 1] if index else None, chain.where)
         stream: AsyncIterator[Any] = handler(context, inner)
         if not _is_generator(stream):
+            if isinstance(stream, RetriedStart):
+                # Holds nothing to release: what it opens through ``inner`` is recorded there.
+                return stream
             stream = _adopt(stream, handler, chain.where, opened)
         opened.append(stream)
         return stream
