@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from types import AsyncGeneratorType
 from typing import Any, Generic, TypeVar, cast
 
+from ._cleanup import all_finished, close_after_failure, close_unfinished
 from ._phases import apply_inputs, apply_outputs, output_conditions, outputs_apply
 from ._registration import describe
 from ._relay import RetriedStart
@@ -53,6 +54,7 @@ from ._stage import (
     MiddlewareWrapPhase,
     result_wrapper,
 )
+from ._watch import Enter, Leave, Outcome, enter_all, has_ended, leave_all, watch_of
 
 __all__ = ["CompiledChain", "OpenedChain", "Outbound", "compile_chain"]
 
@@ -87,6 +89,7 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         "outputs",
         "passing",
         "stage",
+        "watchers",
         "wrapper",
         "wraps",
     )
@@ -115,6 +118,14 @@ class CompiledChain(Generic[TContext, TResult, TEvent]):
         # When every Output handler says for which calls it can change anything, those tests;
         # None when one of them may change any call.
         self.output_conditions = output_conditions(self.outputs)
+        # The watches of the outermost Wrap handlers that only watch (see `._watch`).
+        watchers: list[Enter] = []
+        for handler in self.wraps:
+            enter = watch_of(handler)
+            if enter is None:
+                break
+            watchers.append(enter)
+        self.watchers = tuple(watchers)
 
     @property
     def where(self) -> str:
@@ -224,8 +235,12 @@ def _link(
     chain: CompiledChain[Any, Any, Any],
     terminal: Callable[[Any], AsyncIterator[Any]],
     opened: _Opened,
+    start: int = 0,
 ) -> _Next:
-    """Build the ``next_fn`` of every layer for one invocation, recording what each opens."""
+    """Build the ``next_fn`` of every layer for one invocation, recording what each opens.
+
+    ``start``: how many of the outermost Wrap handlers are left out (their watches run).
+    """
     wraps = chain.wraps
 
     def open_terminal(context: Any = _MISSING) -> AsyncIterator[Any]:
@@ -234,7 +249,7 @@ def _link(
         return _open_terminal(chain.stage, terminal, context, opened)
 
     next_fn: _Next = open_terminal
-    for index in range(len(wraps) - 1, -1, -1):
+    for index in range(len(wraps) - 1, start - 1, -1):
         next_fn = _layer(wraps[index], next_fn, opened, chain, index)
     return next_fn
 
@@ -278,54 +293,11 @@ def _layer(
     return next_fn
 
 
-def _all_finished(opened: _Opened) -> bool:
-    """Whether every opened stream already ran to its end (the common, fully drained case).
-
-    A finished native async generator has no frame left; closing it again would do nothing but
-    cost an await per layer on every call.
-    """
-    # A loop, not all() over a generator expression: this runs at the end of every call.
-    for stream in opened:  # noqa: SIM110
-        if getattr(stream, "ag_frame", True) is not None:
-            return False
-    return True
-
-
-async def _close_all(opened: _Opened) -> BaseException | None:
-    """Close every opened stream, innermost (last opened) first; return the first failure."""
-    first: BaseException | None = None
-    for stream in reversed(opened):
-        aclose = getattr(stream, "aclose", None)
-        if aclose is None or getattr(stream, "ag_frame", True) is None:
-            continue
-        try:
-            await aclose()
-        except BaseException as exc:  # every stream gets closed even if one fails
-            if first is None:
-                first = exc
-            else:
-                _logger.error("a further error while closing a middleware chain", exc_info=exc)
-    return first
-
-
-async def _close_unfinished(opened: _Opened) -> None:
-    """Close what has not run to its end, innermost first; raise the first failure to close.
-
-    Where the chain may have been drained (its normal end), callers test `_all_finished` first
-    and skip this coroutine altogether.
-    """
-    failure = await _close_all(opened)
-    if failure is not None:
-        raise failure from None
-
-
 async def _after_failure(
     opened: _Opened, error: BaseException, outbound: Outbound | None
 ) -> BaseException:
     """Close what was opened after ``error``; return what to raise: ``error`` or its translation."""
-    failure = await _close_all(opened)
-    if failure is not None:
-        _logger.error("error while closing a middleware chain after a failure", exc_info=failure)
+    await close_after_failure(opened)
     return error if outbound is None else outbound.raised(error)
 
 
@@ -394,15 +366,15 @@ async def _drive(
             if held is not None:
                 yield await apply_outputs(chain, held)
     except GeneratorExit:
-        await _close_unfinished(opened)
+        await close_unfinished(opened)
         raise
     except BaseException as error:
         raised = await _after_failure(opened, error, outbound)
         if raised is not error:
             raise raised from error
         raise
-    if not _all_finished(opened):
-        await _close_unfinished(opened)
+    if not all_finished(opened):
+        await close_unfinished(opened)
 
 
 class OpenedChain(Generic[TEvent]):
@@ -426,9 +398,36 @@ class OpenedChain(Generic[TEvent]):
     A chain with Output handlers keeps its driver generator, which must hold the result back
     until the stream ends, so there the stream is the driver's; a stage without handlers streams
     its terminal, closed on leaving the block like any stream the chain opens.
+
+    A consumer that reports what it sees (`reporting`) lets the outermost Wrap handlers that only
+    watch (`._watch`) run as their watch instead of as generator layers: after entering, when
+    `watching` is true, the consumer hands `saw` every event whose class is not in `passing`
+    (one set lookup per event, where it would test for the result anyway), and reads the
+    result from `result`.
+
+    Attributes:
+        watching: Whether watches run in this block (set on entering): the consumer must then
+            report every event whose class is not in `passing` to `saw`.
+        passing: Event classes that are neither the stage's result nor able to halt it.
+        result: The last event of the stage's result class reported to `saw`, or None.
+        halted: Whether an event that halts the stage was reported to `saw`.
     """
 
-    __slots__ = ("_chain", "_context", "_entered", "_opened", "_stage", "_terminal")
+    __slots__ = (
+        "_chain",
+        "_context",
+        "_entered",
+        "_leaves",
+        "_opened",
+        "_reporting",
+        "_stage",
+        "_stream",
+        "_terminal",
+        "halted",
+        "passing",
+        "result",
+        "watching",
+    )
 
     def __init__(
         self,
@@ -443,6 +442,32 @@ class OpenedChain(Generic[TEvent]):
         self._terminal = terminal
         self._opened: _Opened = []
         self._entered = False
+        self._reporting = False
+        self._leaves: list[Leave] | None = None
+        self._stream: object = None
+        self.watching = False
+        self.result: TEvent | None = None
+        self.halted = False
+        self.passing: set[type] = _NOTHING_PASSES if chain is None else chain.passing
+
+    def reporting(self) -> OpenedChain[TEvent]:
+        """Promise to report events to `saw` whenever `watching` is true; return this run.
+
+        Call it before entering. A consumer that does not promise it runs every handler as a
+        generator layer; one that does may run a watching handler as its watch, which spares
+        every streamed event a generator hop.
+        """
+        self._reporting = True
+        return self
+
+    def saw(self, event: TEvent) -> None:
+        """Report an event the consumer read whose class is not in `passing`."""
+        if isinstance(event, self._stage.result_event):
+            self.result = event
+        elif event.__class__ not in NEVER_HALTING and halts_stage(event):
+            self.halted = True
+        elif self._chain is not None:
+            _passes(self._chain, event.__class__)
 
     async def __aenter__(self) -> AsyncIterator[TEvent]:
         if self._entered:
@@ -466,9 +491,14 @@ class OpenedChain(Generic[TEvent]):
                 )
                 opened.append(driven)
                 return driven
+            if chain.watchers and self._reporting:
+                self._leaves = await enter_all(chain.watchers, context)
+                self.watching = True
+                stream = self._stream = _link(chain, terminal, opened, len(chain.watchers))(context)
+                return stream
             return _link(chain, terminal, opened)(context)
-        except BaseException as error:
-            await _after_failure(opened, error, None)
+        except BaseException:
+            await close_after_failure(opened)
             raise
 
     async def __aexit__(
@@ -477,15 +507,39 @@ class OpenedChain(Generic[TEvent]):
         exc: BaseException | None,
         traceback: object,
     ) -> None:
+        leaves = self._leaves
+        # Whether the call ran to its end (or raised) before the block was left: asked before
+        # the cleanup below closes what has not.
+        ended = bool(leaves) and has_ended(self._stream)
+        failure: BaseException | None = None
         if exc is None or isinstance(exc, GeneratorExit):
             # Ended, left by ``break``, or closed early: what has not finished is closed, and a
             # failure to close is the error (GeneratorExit carries on when nothing failed). The
             # check first spares the drained case (the common one) a coroutine.
-            if not _all_finished(self._opened):
-                await _close_unfinished(self._opened)
+            if not all_finished(self._opened):
+                if not leaves:
+                    await close_unfinished(self._opened)
+                    return
+                try:
+                    await close_unfinished(self._opened)
+                except BaseException as closing:  # raised once the watches have been told
+                    failure = closing
+        else:
+            # An exception is leaving the block: it wins; closing failures are logged.
+            await close_after_failure(self._opened)
+        if not leaves:
             return
-        # An exception is leaving the block: it wins; closing failures are logged.
-        await _after_failure(self._opened, exc, None)
+        # After everything the watchers wrap is closed, as their generators' ``finally`` would.
+        seen = exc if ended else None
+        raised = await leave_all(leaves, Outcome(seen, ended, self.result, self.halted))
+        if raised is not seen and raised is not None:
+            raise raised
+        if failure is not None:
+            raise failure
+
+
+_NOTHING_PASSES: set[type] = set()
+"""`OpenedChain.passing` of a stage without handlers: never watching, so never read."""
 
 
 # ---- Outbound: a host loop's own event and error types -------------------------------------

@@ -48,6 +48,11 @@ class RetriedStart(AsyncGenerator[Any, None]):
         self._stream: AsyncIterator[Any] | None = None
         self._next: Callable[[], Coroutine[Any, Any, Any]] = _ended
 
+    @property
+    def current(self) -> AsyncIterator[Any] | None:
+        """The inner stream now handed on (None before the first ``__anext__``)."""
+        return self._stream
+
     def __aiter__(self) -> RetriedStart:
         return self
 
