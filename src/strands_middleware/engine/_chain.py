@@ -15,16 +15,38 @@ Cost model. Every streamed event crosses every layer, so the layout is chosen pe
 * a consumer that holds the run in ``async with`` (`OpenedChain`, from `registry.open`) takes
   the driver's place, so a chain of Wrap handlers then costs exactly one hop per handler: the
   host runners are generators that loop over the stream anyway, and their loop is the layer
-  the driver would have added.
+  the driver would have added;
+* a Wrap handler that only watches its call (admits it, then learns how it ended) is marked
+  with `._watch.watching`; where it is among the outermost Wrap handlers of a call run through
+  an `OpenedChain` whose consumer reports what it reads (`OpenedChain.reporting`), and no Output
+  handler applies, its watch runs instead of its generator: the before-part on entering the
+  block, the after-part on leaving it, told the `._watch.Outcome` the generator would have seen
+  (the result and halts the consumer reported, the exception leaving the block, or a stream
+  left unfinished). It then costs no hop; anywhere else (inside another Wrap handler, under
+  `MiddlewareRegistry.invoke`, under a consumer that does not report) it is its generator, so
+  its place among the handlers means what it always did (a breaker inside `Retry` sees each
+  attempt). The consumer pays nothing more per event: it tests one set (`OpenedChain.passing`)
+  where it would have tested for the result;
+* a Wrap handler whose only decision is made before the first event (try the call once more on
+  an error) returns a `._relay.RetriedStart`, which after the first event hands the inner
+  stream's own awaitables on: a method call per event instead of a generator hop.
+
+Why this and not less: cutting each watching handler's own work per event (a set lookup in
+place of an ``isinstance``, store calls without awaits) leaves the hop, which is most of what
+such a handler costs (9% of a run of the reference agent's 820 streamed events, against about
+1% for all the rest); a hop cannot be avoided by a handler that must see every event, and the
+consumer above the outermost handler already sees them. Consumers that do not report (the
+bridges' own loops) keep the generator layers, unchanged.
 
 Cleanup contract. Every generator the chain opens (handler generators and terminal streams) is
 recorded as it is opened and closed exactly once with ``aclose()``, innermost first, when the
 driver finishes (or the ``async with`` block of an `OpenedChain` is left): on normal end, on an
 exception, on cancellation, and when the consumer stops early. Closing innermost first means a
 handler's ``finally`` runs after everything it wrapped has released its resources, the same order
-nested ``async with`` blocks unwind in. A handler that abandons an inner chain early (it stops
-iterating ``next_fn(...)``, or retries) and needs it released at once can close it itself (``await
-stream.aclose()``); closing twice is harmless.
+nested ``async with`` blocks unwind in; a watch's after-part runs once all that is done,
+innermost watcher first, as its generator's ``finally`` would have. A handler that abandons an
+inner chain early (it stops iterating ``next_fn(...)``, or retries) and needs it released at once
+can close it itself (``await stream.aclose()``); closing twice is harmless.
 
 Exceptions. An exception raised in the chain reaches the caller as the same object (or, given an
 `Outbound`, as what its ``error_out`` makes of it, chained to the original). If closing a
@@ -38,13 +60,11 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from types import AsyncGeneratorType
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 from ._cleanup import all_finished, close_after_failure, close_unfinished
+from ._link import link, open_terminal
 from ._phases import apply_inputs, apply_outputs, output_conditions, outputs_apply
-from ._registration import describe
-from ._relay import RetriedStart
 from ._result import NEVER_HALTING, halts_stage
 from ._stage import (
     Middleware,
@@ -191,108 +211,6 @@ def translated_stream(
     return _drive(CompiledChain(stage, (), (), ()), None, lambda _context: open_stream(), outbound)
 
 
-def _adopt(
-    stream: object, opener: object, where: str, opened: _Opened
-) -> AsyncGenerator[Any, None]:
-    """Give a non-generator async iterator the generator interface ``next_fn`` promises.
-
-    The iterator itself is recorded in ``opened`` (before the generator around it), so the
-    driver closes it once, after that generator, with the cleanup rules every stream gets.
-    """
-    if not isinstance(stream, AsyncIterator):
-        raise TypeError(
-            f"{describe(opener)} ({where}) returned {type(stream).__name__}, not an async "
-            "iterator: a Wrap handler must be an async generator function, and a terminal must "
-            "return an async iterator of events"
-        )
-    iterator: AsyncIterator[Any] = cast(Any, stream)
-
-    async def adopted() -> AsyncGenerator[Any, None]:
-        async for event in iterator:
-            yield event
-
-    opened.append(iterator)
-    return adopted()
-
-
-def _is_generator(stream: object) -> bool:
-    # An exact type test: the common case (a native async generator) costs one comparison.
-    return type(stream) is AsyncGeneratorType
-
-
-_MISSING: Any = object()
-"""The default of ``next_fn``'s context: a handler that calls ``next_fn()`` gets a clear error."""
-
-
-def _missing_context(caller: object, where: str) -> TypeError:
-    return TypeError(
-        f"{describe(caller)} ({where}) called next_fn() without the context: call "
-        "next_fn(context), passing the context the handler received (or a replace() of it)"
-    )
-
-
-def _link(
-    chain: CompiledChain[Any, Any, Any],
-    terminal: Callable[[Any], AsyncIterator[Any]],
-    opened: _Opened,
-    start: int = 0,
-) -> _Next:
-    """Build the ``next_fn`` of every layer for one invocation, recording what each opens.
-
-    ``start``: how many of the outermost Wrap handlers are left out (their watches run).
-    """
-    wraps = chain.wraps
-
-    def open_terminal(context: Any = _MISSING) -> AsyncIterator[Any]:
-        if context is _MISSING:
-            raise _missing_context(wraps[-1] if wraps else None, chain.where)
-        return _open_terminal(chain.stage, terminal, context, opened)
-
-    next_fn: _Next = open_terminal
-    for index in range(len(wraps) - 1, start - 1, -1):
-        next_fn = _layer(wraps[index], next_fn, opened, chain, index)
-    return next_fn
-
-
-def _open_terminal(
-    stage: MiddlewareStage[Any, Any, Any],
-    terminal: Callable[[Any], AsyncIterator[Any]],
-    context: Any,
-    opened: _Opened,
-) -> AsyncIterator[Any]:
-    """Open the terminal's stream for ``context`` and record it in ``opened``."""
-    stream = terminal(context)
-    if not _is_generator(stream):
-        stream = _adopt(stream, terminal, f"terminal of {stage.name}", opened)
-    opened.append(stream)
-    return stream
-
-
-def _layer(
-    handler: Callable[[Any, Any], Any],
-    inner: _Next,
-    opened: _Opened,
-    chain: CompiledChain[Any, Any, Any],
-    index: int,
-) -> _Next:
-    """The ``next_fn`` that calls ``handler``, the ``index``-th Wrap handler of ``chain``."""
-
-    def next_fn(context: Any = _MISSING) -> AsyncIterator[Any]:
-        if context is _MISSING:
-            # Whoever called this next_fn: the handler outside this one (none: the driver).
-            raise _missing_context(chain.wraps[index - 1] if index else None, chain.where)
-        stream: AsyncIterator[Any] = handler(context, inner)
-        if not _is_generator(stream):
-            if isinstance(stream, RetriedStart):
-                # Holds nothing to release: what it opens through ``inner`` is recorded there.
-                return stream
-            stream = _adopt(stream, handler, chain.where, opened)
-        opened.append(stream)
-        return stream
-
-    return next_fn
-
-
 async def _after_failure(
     opened: _Opened, error: BaseException, outbound: Outbound | None
 ) -> BaseException:
@@ -327,7 +245,7 @@ async def _drive(
             context = await apply_inputs(chain, context)
         # Asked before any Wrap handler is called, as `OpenedChain` asks it.
         outputs = bool(chain.outputs) and outputs_apply(chain, context)
-        stream = _link(chain, terminal, opened)(context)
+        stream = link(chain, terminal, opened)(context)
         if outbound is not None:  # never with Output handlers (CompiledChain.run)
             translate = outbound.event_out
             async for event in stream:
@@ -481,7 +399,7 @@ class OpenedChain(Generic[TEvent]):
         opened = self._opened
         try:
             if chain is None:
-                return _open_terminal(self._stage, terminal, self._context, opened)
+                return open_terminal(self._stage, terminal, self._context, opened)
             context = self._context
             if chain.inputs:
                 context = await apply_inputs(chain, context)
@@ -494,9 +412,9 @@ class OpenedChain(Generic[TEvent]):
             if chain.watchers and self._reporting:
                 self._leaves = await enter_all(chain.watchers, context)
                 self.watching = True
-                stream = self._stream = _link(chain, terminal, opened, len(chain.watchers))(context)
+                stream = self._stream = link(chain, terminal, opened, len(chain.watchers))(context)
                 return stream
-            return _link(chain, terminal, opened)(context)
+            return link(chain, terminal, opened)(context)
         except BaseException:
             await close_after_failure(opened)
             raise
