@@ -48,7 +48,7 @@ async def consume(opened: OpenedChain[Any], stop_after: int | None = None) -> li
     """A reporting consumer's loop, as the hosts write it."""
     seen: list[Any] = []
     async with opened as stream:
-        passing = opened.passing
+        passing = opened.passing if opened.watching else set()
         async for event in stream:
             if opened.watching and event.__class__ not in passing:
                 opened.saw(event)
@@ -254,3 +254,18 @@ async def test_a_retried_start_tries_only_once_and_never_after_an_event(
         async with registry.open(STAGE, "c", once) as stream:
             [event async for event in stream]
     assert calls == ["c"]
+
+
+async def test_an_error_opening_the_handlers_inside_is_what_the_watcher_sees(
+    registry: MiddlewareRegistry,
+) -> None:
+    log: list[Any] = []
+
+    def broken(context: str, next_fn: MiddlewareNext[str, Event]) -> Any:
+        raise LookupError("no such model")
+
+    registry.use(STAGE.wrap(Watcher("w", log).handler()), STAGE.wrap(broken))
+    with pytest.raises(LookupError):
+        await consume(registry.open(STAGE, "c", terminal).reporting())
+    (outcome,) = outcomes(log, "w")
+    assert isinstance(outcome.error, LookupError) and outcome.ended

@@ -325,7 +325,8 @@ class OpenedChain(Generic[TEvent]):
 
     Attributes:
         watching: Whether watches run in this block (set on entering): the consumer must then
-            report every event whose class is not in `passing` to `saw`.
+            report every event whose class is not in `passing` to `saw`. The three below are
+            set only then.
         passing: Event classes that are neither the stage's result nor able to halt it.
         result: The last event of the stage's result class reported to `saw`, or None.
         halted: Whether an event that halts the stage was reported to `saw`.
@@ -362,11 +363,13 @@ class OpenedChain(Generic[TEvent]):
         self._entered = False
         self._reporting = False
         self._leaves: list[Leave] | None = None
-        self._stream: object = None
         self.watching = False
-        self.result: TEvent | None = None
-        self.halted = False
-        self.passing: set[type] = _NOTHING_PASSES if chain is None else chain.passing
+        # What a watch learns (`_stream`, `result`, `halted`, `passing`) is set on entering,
+        # only where watches run: every other call is spared the assignments.
+        self._stream: object
+        self.result: TEvent | None
+        self.halted: bool
+        self.passing: set[type]
 
     def reporting(self) -> OpenedChain[TEvent]:
         """Promise to report events to `saw` whenever `watching` is true; return this run.
@@ -409,10 +412,18 @@ class OpenedChain(Generic[TEvent]):
                 )
                 opened.append(driven)
                 return driven
-            if chain.watchers and self._reporting:
-                self._leaves = await enter_all(chain.watchers, context)
+            watchers = chain.watchers
+            if watchers and self._reporting:
+                self.result, self.halted, self.passing = None, False, chain.passing
+                self._leaves = leaves = await enter_all(watchers, context)
                 self.watching = True
-                stream = self._stream = link(chain, terminal, opened, len(chain.watchers))(context)
+                try:
+                    stream = self._stream = link(chain, terminal, opened, len(watchers))(context)
+                except BaseException as error:  # the watches see it come out of the call
+                    raised = await leave_all(leaves, Outcome(error, True, None, False))
+                    if raised is not error and raised is not None:
+                        raise raised from error
+                    raise
                 return stream
             return link(chain, terminal, opened)(context)
         except BaseException:
@@ -454,10 +465,6 @@ class OpenedChain(Generic[TEvent]):
             raise raised
         if failure is not None:
             raise failure
-
-
-_NOTHING_PASSES: set[type] = set()
-"""`OpenedChain.passing` of a stage without handlers: never watching, so never read."""
 
 
 # ---- Outbound: a host loop's own event and error types -------------------------------------
