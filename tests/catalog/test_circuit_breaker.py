@@ -68,18 +68,17 @@ MODEL = ScriptedModel([])
 def consumer(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every model-stage test runs the breaker both ways: as a generator layer (invoke) and as
     its watch, under a consumer that reports what it reads (as the reference agent does)."""
-    global REPORTING
-    REPORTING = request.param == "reporting consumer"
+    REPORTING["on"] = request.param == "reporting consumer"
     yield
-    REPORTING = False
+    REPORTING["on"] = False
 
 
-REPORTING = False
+REPORTING = {"on": False}
 
 
 async def call(registry: MiddlewareRegistry, terminal: Any) -> list[TypedEvent]:
     context = model_context(model=MODEL)
-    if not REPORTING:
+    if not REPORTING["on"]:
         return [event async for event in registry.invoke(InvokeModelStage, context, terminal)]
     events: list[TypedEvent] = []
     opened = registry.open(InvokeModelStage, context, terminal).reporting()
