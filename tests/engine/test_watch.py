@@ -1,6 +1,6 @@
-"""Watching Wrap handlers (`._watch`) and `RetriedStart`: the outcome a watch is told matches what
-its generator layer would have seen, and the watch runs only where nothing sits between it and a
-reporting consumer."""
+"""Watching Wrap handlers (`._watch`): the outcome a watch is told matches what its generator
+layer would have seen, and the watch runs only where nothing sits between it and a reporting
+consumer."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 
 from strands_middleware import MiddlewareNext, MiddlewareRegistry, MiddlewareResult
 from strands_middleware.engine._chain import OpenedChain
-from strands_middleware.engine._relay import RetriedStart
 from strands_middleware.engine._watch import Leave, Outcome, watching
 
 from .conftest import STAGE, Done, Event, Halt, terminal
@@ -200,60 +199,6 @@ async def test_watches_run_after_everything_inside_is_closed(
     registry.use(STAGE.wrap(Watcher("w", log).handler()))
     await consume(registry.open(STAGE, "c", closing).reporting(), stop_after=1)
     assert [entry[:2] for entry in log] == [("w", "enter"), ("terminal", "closed"), ("w", "leave")]
-
-
-# ---- RetriedStart ------------------------------------------------------------------------------
-
-
-def retried(calls: list[str], *, fail_first: int, fail_after: bool = False) -> Any:
-    async def once(context: str) -> AsyncIterator[Event]:
-        calls.append(context)
-        if len(calls) <= fail_first:
-            raise OverflowError(context)
-        yield Event(chunk=1)
-        if fail_after:
-            raise OverflowError("after the first event")
-        yield Done(context=context)
-
-    def handler(context: str, next_fn: MiddlewareNext[str, Event]) -> Any:
-        return RetriedStart(
-            next_fn, context, lambda error: "smaller" if isinstance(error, OverflowError) else None
-        )
-
-    return handler, once
-
-
-async def test_a_retried_start_tries_once_more_on_an_error_before_the_first_event(
-    registry: MiddlewareRegistry,
-) -> None:
-    calls: list[str] = []
-    handler, once = retried(calls, fail_first=1)
-    registry.use(STAGE.wrap(handler))
-    async with registry.open(STAGE, "c", once) as stream:
-        events = [event async for event in stream]
-    assert calls == ["c", "smaller"]
-    assert events == [Event(chunk=1), Done(context="smaller")]
-
-
-async def test_a_retried_start_tries_only_once_and_never_after_an_event(
-    registry: MiddlewareRegistry,
-) -> None:
-    calls: list[str] = []
-    handler, once = retried(calls, fail_first=2)
-    registry.use(STAGE.wrap(handler))
-    with pytest.raises(OverflowError, match="smaller"):
-        async with registry.open(STAGE, "c", once) as stream:
-            [event async for event in stream]
-    assert calls == ["c", "smaller"]
-
-    calls.clear()
-    handler, once = retried(calls, fail_first=0, fail_after=True)
-    registry = MiddlewareRegistry()
-    registry.use(STAGE.wrap(handler))
-    with pytest.raises(OverflowError, match="after the first event"):
-        async with registry.open(STAGE, "c", once) as stream:
-            [event async for event in stream]
-    assert calls == ["c"]
 
 
 async def test_an_error_opening_the_handlers_inside_is_what_the_watcher_sees(

@@ -69,7 +69,6 @@ from typing import Any, cast
 
 from ..content import Messages, SystemPrompt
 from ..engine._handlers import MiddlewareNext
-from ..engine._relay import RetriedStart
 from ..engine._stage import Middleware
 from ..events import TypedEvent
 from ..exceptions import CONTROL_FLOW_EXCEPTIONS
@@ -256,8 +255,8 @@ class ContextWindow(CatalogMiddleware):
         def overflow_recovery(
             context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
         ) -> AsyncGenerator[TypedEvent, None]:
-            # A plain function handing back retried_on_overflow's stream, a `RetriedStart`: the
-            # engine runs it as this layer, which passes each event on without a generator hop.
+            # A plain function handing back retried_on_overflow's generator: the engine runs
+            # that generator as this layer, so every streamed event costs one hop here, not two.
             # The whole conversation this call was cut from, when the Input handler cut it (and
             # no later handler replaced the messages since): a second cut starts from it, so
             # the note counts every message left out and is not put in front of the first one.
@@ -278,7 +277,7 @@ class ContextWindow(CatalogMiddleware):
         return [*handlers, InvokeModelStage.wrap(overflow_recovery)]
 
 
-def retried_on_overflow(
+async def retried_on_overflow(
     item: str,
     context: InvokeModelContext,
     next_fn: MiddlewareNext[InvokeModelContext, TypedEvent],
@@ -287,16 +286,23 @@ def retried_on_overflow(
     """The call's events; on a context overflow before any event, once more with ``reduce()``.
 
     ``reduce`` returns the smaller messages, or None when nothing more can go (the error is then
-    raised as it is). The stream is a `RetriedStart`, not a generator: after the first event it
-    hands each event on without a generator hop of its own.
+    raised as it is).
     """
-
-    def again(error: Exception) -> InvokeModelContext | None:
-        if isinstance(error, CONTROL_FLOW_EXCEPTIONS) or not is_context_overflow(error):
-            return None
+    streamed = False
+    smaller: Messages | None = None
+    try:
+        async for event in next_fn(context):
+            streamed = True
+            yield event
+        return
+    except CONTROL_FLOW_EXCEPTIONS:
+        raise
+    except Exception as error:
+        if streamed or not is_context_overflow(error):
+            raise
         smaller = reduce()
         if smaller is None:
-            return None
+            raise
         _logger.warning(
             "%s: the model reported a context overflow (%s); sending %d of %d messages and "
             "trying once more",
@@ -305,9 +311,8 @@ def retried_on_overflow(
             len(smaller),
             len(context.messages),
         )
-        return context.replace(messages=smaller, projected_input_tokens=None)
-
-    return RetriedStart(next_fn, context, again)
+    async for event in next_fn(context.replace(messages=smaller, projected_input_tokens=None)):
+        yield event
 
 
 def _tokens(messages: Messages, system_prompt: SystemPrompt, counter: TokenCounter) -> int:

@@ -463,10 +463,9 @@ class Summarize(CatalogMiddleware):
         def summarize(
             context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
         ) -> AsyncGenerator[TypedEvent, None]:
-            # A plain function handing back a stream, which the engine runs as this layer:
-            # within budget it is the call's own or the overflow retry's `RetriedStart`, which
-            # passes each event on without a generator hop; only a call that is summarised
-            # first adds one.
+            # A plain function handing back a generator, which the engine runs as this layer:
+            # within budget the events cross one hop here (the call's own, or the overflow
+            # retry's), and only a call that is summarised first adds a second.
             budget = self.budget.for_call(context.model, context.invocation_state)
             measure = budget.measure(
                 context.messages,

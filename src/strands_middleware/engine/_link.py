@@ -7,16 +7,26 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from types import AsyncGeneratorType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ._registration import describe
-from ._relay import RetriedStart
 
 if TYPE_CHECKING:
-    from ._chain import CompiledChain
     from ._stage import MiddlewareStage
 
 __all__ = ["link", "open_terminal"]
+
+
+class _Chain(Protocol):
+    """What linking reads of a `._chain.CompiledChain` (named so, not imported: no circle)."""
+
+    @property
+    def stage(self) -> MiddlewareStage[Any, Any, Any]: ...
+    @property
+    def wraps(self) -> tuple[Callable[[Any, Any], Any], ...]: ...
+    @property
+    def where(self) -> str: ...
+
 
 _Opened = list[AsyncIterator[Any]]
 _Next = Callable[[Any], AsyncIterator[Any]]
@@ -61,7 +71,7 @@ def missing_context(caller: object, where: str) -> TypeError:
 
 
 def link(
-    chain: CompiledChain[Any, Any, Any],
+    chain: _Chain,
     terminal: Callable[[Any], AsyncIterator[Any]],
     opened: _Opened,
     start: int = 0,
@@ -101,7 +111,7 @@ def layer(
     handler: Callable[[Any, Any], Any],
     inner: _Next,
     opened: _Opened,
-    chain: CompiledChain[Any, Any, Any],
+    chain: _Chain,
     index: int,
 ) -> _Next:
     """The ``next_fn`` that calls ``handler``, the ``index``-th Wrap handler of ``chain``."""
@@ -112,9 +122,6 @@ def layer(
             raise missing_context(chain.wraps[index - 1] if index else None, chain.where)
         stream: AsyncIterator[Any] = handler(context, inner)
         if not is_generator(stream):
-            if isinstance(stream, RetriedStart):
-                # Holds nothing to release: what it opens through ``inner`` is recorded there.
-                return stream
             stream = adopt(stream, handler, chain.where, opened)
         opened.append(stream)
         return stream

@@ -20,8 +20,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._relay import RetriedStart
-
 __all__ = [
     "Enter",
     "Leave",
@@ -83,10 +81,8 @@ def watch_of(handler: object) -> Enter | None:
 
 def has_ended(stream: object) -> bool:
     """Whether ``stream``, the one a consumer iterates, ran to its end or raised."""
-    while isinstance(stream, RetriedStart):
-        stream = stream.current
     # A native async generator that returned or raised has no frame left.
-    return stream is not None and getattr(stream, "ag_frame", True) is None
+    return getattr(stream, "ag_frame", True) is None
 
 
 async def leave_all(leaves: list[Leave], outcome: Outcome) -> BaseException | None:
