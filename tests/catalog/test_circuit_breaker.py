@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 import pytest
@@ -64,9 +64,31 @@ MODEL = ScriptedModel([])
 """The model of every call made here through a registry (never streamed: terminals stand in)."""
 
 
+@pytest.fixture(autouse=True, params=["invoke", "reporting consumer"])
+def consumer(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every model-stage test runs the breaker both ways: as a generator layer (invoke) and as
+    its watch, under a consumer that reports what it reads (as the reference agent does)."""
+    REPORTING["on"] = request.param == "reporting consumer"
+    yield
+    REPORTING["on"] = False
+
+
+REPORTING = {"on": False}
+
+
 async def call(registry: MiddlewareRegistry, terminal: Any) -> list[TypedEvent]:
     context = model_context(model=MODEL)
-    return [event async for event in registry.invoke(InvokeModelStage, context, terminal)]
+    if not REPORTING["on"]:
+        return [event async for event in registry.invoke(InvokeModelStage, context, terminal)]
+    events: list[TypedEvent] = []
+    opened = registry.open(InvokeModelStage, context, terminal).reporting()
+    async with opened as stream:
+        assert opened.watching
+        async for event in stream:
+            if event.__class__ not in opened.passing:
+                opened.saw(event)
+            events.append(event)
+    return events
 
 
 def breaker_registry(**kwargs: Any) -> tuple[MiddlewareRegistry, CircuitBreaker, FakeClock]:

@@ -42,6 +42,7 @@ from typing import Any, cast
 from ..engine import halts_stage
 from ..engine._result import NEVER_HALTING
 from ..engine._stage import Middleware
+from ..engine._watch import Enter, Leave, Outcome, watching
 from ..events import ToolResultEvent, TypedEvent
 from ..exceptions import CONTROL_FLOW_EXCEPTIONS
 from ..stages._execute_tool import ExecuteToolContext
@@ -239,7 +240,45 @@ class CircuitBreaker(CatalogMiddleware):
                     )
 
         breaker.__qualname__ = f"CircuitBreaker[{self.stage.name}]"
+        if not on_tools:
+            watching(breaker, self._watch())
         return [self.stage.wrap(breaker)]
+
+    def _watch(self) -> Enter:
+        """The model breaker as a watch (see `watching`): what ``breaker`` does, without a hop."""
+        store, calls, errors = self.store, self._calls, self.on
+        threshold, cooldown = self.failures, self.cooldown
+
+        async def admit(context: InvokeModelContext) -> Leave | None:
+            circuit = self._circuit(context.model)
+            wait = await calls.take(store.breaker_admit(circuit, cooldown=cooldown))
+            if wait is FAILED_OPEN:
+                return None  # the store failed and the call goes through uncounted
+            if wait > 0:
+                raise CircuitOpen(circuit, wait)
+
+            async def settle(outcome: Outcome) -> None:
+                error = outcome.error
+                if outcome.halted or not outcome.ended:
+                    return  # paused for a human, or left unread: neither success nor failure
+                if error is not None and (
+                    isinstance(error, _NOT_COUNTED) or not isinstance(error, errors)
+                ):
+                    return
+                await calls.settle(
+                    store.breaker_record(
+                        circuit, failed=error is not None, threshold=threshold, cooldown=cooldown
+                    ),
+                    "count a call's outcome",
+                )
+
+            return settle
+
+        return cast(Enter, admit)
+
+
+_NOT_COUNTED = (*CONTROL_FLOW_EXCEPTIONS, GeneratorExit)
+"""Exceptions that are control flow, not a call's failure: a call ended by one is not counted."""
 
 
 def _is_failure(result: ToolResultEvent, errors: tuple[type[BaseException], ...]) -> bool:

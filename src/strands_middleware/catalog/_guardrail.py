@@ -82,6 +82,7 @@ from ..content import ContentBlock, Message, Messages, Usage
 from ..engine import MiddlewareResult, halts_stage
 from ..engine._handlers import MiddlewareNext
 from ..engine._stage import Middleware
+from ..engine._watch import Enter, Leave, Outcome, watching
 from ..events import ModelStopReason, TextDeltaEvent, ToolResultEvent, TypedEvent
 from ..models import Model
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
@@ -422,18 +423,20 @@ class Guardrail(CatalogMiddleware):
                     yield event
                 return
             if self.mode == "monitor":
-                # The reply is never replaced, so nothing is held back or told apart on the
-                # way: the result is the stream's last event, checked once it has gone out.
-                last: TypedEvent | None = None
+                # The reply is never replaced, so nothing is held back on the way: the result
+                # is checked once the call has ended (as `_monitor_watch` does).
+                stop: ModelStopReason | None = None
+                others = _NOT_STOPS
                 async for event in next_fn(context):
-                    last = event
+                    if event.__class__ not in others:
+                        stop = _stop_of(event, stop)
                     yield event
-                if isinstance(last, ModelStopReason):
-                    await self._checked_reply(last, context.agent)
+                if stop is not None:
+                    await self._checked_reply(stop, context.agent)
                 return
             buffer = self.buffer_output
             held: list[TypedEvent] = []
-            stop: ModelStopReason | None = None
+            stop = None
             async for event in next_fn(context):
                 if isinstance(event, ModelStopReason):
                     stop = event
@@ -458,7 +461,29 @@ class Guardrail(CatalogMiddleware):
             yield checked
 
         guardrail.__qualname__ = f"Guardrail[{InvokeModelStage.name}]"
+        if self.mode == "monitor":
+            watching(guardrail, self._monitor_watch())
         return guardrail
+
+    def _monitor_watch(self) -> Enter:
+        """A monitoring model guard as a watch (see `watching`): it changes nothing, so the
+        request is checked on entering and the result once the call has ended, without a hop."""
+
+        async def check_request(context: InvokeModelContext) -> Leave | None:
+            if self.model_input:
+                # In monitor mode a verdict never blocks nor masks, and nothing is remembered.
+                await self._check_model_input(context)
+            if not self.model_output:
+                return None
+
+            async def check_reply(outcome: Outcome) -> None:
+                stop = outcome.result
+                if outcome.ended and outcome.error is None and stop is not None:
+                    await self._checked_reply(stop, context.agent)
+
+            return check_reply
+
+        return cast(Enter, check_request)
 
     # ---- tool calls ------------------------------------------------------------------------
 
@@ -516,6 +541,18 @@ class Guardrail(CatalogMiddleware):
         if self.tool_input or self.tool_output:
             items.append(ExecuteToolStage.wrap(self._guard_tool()))
         return items
+
+
+_NOT_STOPS: set[type] = set()
+"""Event classes met in a model call's stream that are not `ModelStopReason` (nor a subclass)."""
+
+
+def _stop_of(event: TypedEvent, stop: ModelStopReason | None) -> ModelStopReason | None:
+    """``event`` if it is a model call's result, else ``stop`` as it was."""
+    if isinstance(event, ModelStopReason):
+        return event
+    _NOT_STOPS.add(event.__class__)  # whether a class is a subclass of another never changes
+    return stop
 
 
 class _GuardrailMasking(Redact):

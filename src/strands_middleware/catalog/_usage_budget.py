@@ -50,13 +50,14 @@ nothing; registered after it, a hit counts the usage of the call it replays.
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from ..content import Usage
 from ..engine._handlers import MiddlewareNext
 from ..engine._stage import Middleware
+from ..engine._watch import Enter, Leave, Outcome, watching
 from ..events import ModelStopReason, TypedEvent
 from ..host._mixin import MiddlewareHostMixin
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
@@ -362,16 +363,32 @@ class UsageBudget(CatalogMiddleware):
         check_invocation_scope("UsageBudget", "the tokens and money spent", self.scope, host)
 
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
-        handler = self._in_process() if self.store is None else self._in_store(self.store)
-        handler.__qualname__ = "UsageBudget[invokeModel]"
-        return [InvokeModelStage.wrap(handler)]
-
-    def _in_process(self) -> _Handler:
-        state = self._spent
+        admit = self._in_process() if self.store is None else self._in_store(self.store)
 
         async def usage_budget(
             context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
         ) -> AsyncGenerator[TypedEvent, None]:
+            # The generator layer, where the handler is not run as its watch (`watching`): the
+            # same before-part and after-part around the call's events.
+            count = await admit(context)
+            result: ModelStopReason | None = None
+            others = _NOT_STOPS
+            try:
+                async for event in next_fn(context):
+                    if event.__class__ not in others:
+                        result = _result_of(event, result)
+                    yield event
+            finally:
+                if result is not None:
+                    await count(Outcome(None, True, result, False))
+
+        usage_budget.__qualname__ = "UsageBudget[invokeModel]"
+        return [InvokeModelStage.wrap(watching(usage_budget, cast(Enter, admit)))]
+
+    def _in_process(self) -> Callable[[InvokeModelContext], Awaitable[Leave]]:
+        state = self._spent
+
+        async def admit(context: InvokeModelContext) -> Leave:
             spent = state.get(context.agent, context.invocation_state)
             exhausted = self._exhausted(spent)
             if exhausted:
@@ -379,26 +396,22 @@ class UsageBudget(CatalogMiddleware):
                     spent.usage(), exhausted, state.scope, cost=spent.cost / _MICRO_DOLLARS
                 )
             facts = self._priced_facts(context.model)
-            usage: Usage | None = None
-            others = _NOT_STOPS
-            try:
-                async for event in next_fn(context):
-                    if event.__class__ not in others:
-                        usage = _usage_of(event, usage)
-                    yield event
-            finally:
-                if usage is not None:
-                    spent.add(self._counted(facts, usage))
 
-        return usage_budget
+            async def count(outcome: Outcome) -> None:
+                # Whatever ended the call: a result that went by was paid for.
+                result = outcome.result
+                if result is not None and result.usage is not None:
+                    spent.add(self._counted(facts, result.usage))
 
-    def _in_store(self, store: CounterStore) -> _Handler:
+            return count
+
+        return admit
+
+    def _in_store(self, store: CounterStore) -> Callable[[InvokeModelContext], Awaitable[Leave]]:
         key = cast(str, self.key)
         calls = self._calls
 
-        async def usage_budget(
-            context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
-        ) -> AsyncGenerator[TypedEvent, None]:
+        async def admit(context: InvokeModelContext) -> Leave:
             counts = await calls.take(store.counter_read(key, _FIELDS))
             if counts is not FAILED_OPEN:
                 spent = _Spent(counts["input"], counts["output"], counts["total"], counts["cost"])
@@ -408,27 +421,18 @@ class UsageBudget(CatalogMiddleware):
                         spent.usage(), exhausted, "agent", key, cost=spent.cost / _MICRO_DOLLARS
                     )
             facts = self._priced_facts(context.model)
-            usage: Usage | None = None
-            others = _NOT_STOPS
-            try:
-                async for event in next_fn(context):
-                    if event.__class__ not in others:
-                        usage = _usage_of(event, usage)
-                    yield event
-            finally:
-                if usage is not None:
+
+            async def count(outcome: Outcome) -> None:
+                result = outcome.result
+                if result is not None and result.usage is not None:
                     await calls.settle(
-                        store.counter_add(key, self._counted(facts, usage)),
+                        store.counter_add(key, self._counted(facts, result.usage)),
                         "count the usage of a call",
                     )
 
-        return usage_budget
+            return count
 
-
-_Handler = Callable[
-    [InvokeModelContext, MiddlewareNext[InvokeModelContext, TypedEvent]],
-    AsyncGenerator[TypedEvent, None],
-]
+        return admit
 
 
 _NOT_STOPS: set[type] = set()
@@ -436,12 +440,12 @@ _NOT_STOPS: set[type] = set()
 a text delta of such a class costs the handler one set lookup."""
 
 
-def _usage_of(event: TypedEvent, usage: Usage | None) -> Usage | None:
-    """The usage ``event`` reports if it is a call's result, else ``usage`` as it was."""
+def _result_of(event: TypedEvent, result: ModelStopReason | None) -> ModelStopReason | None:
+    """``event`` if it is a call's result, else ``result`` as it was."""
     if isinstance(event, ModelStopReason):
-        return event.usage
+        return event
     _NOT_STOPS.add(event.__class__)  # whether a class is a subclass of another never changes
-    return usage
+    return result
 
 
 def _priced(facts: ModelFacts, amounts: Mapping[str, int]) -> int:

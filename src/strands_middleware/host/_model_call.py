@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import Any
+from typing import Any, cast
 
 from ..content import Messages, StreamEvent, SystemPrompt, ToolChoice, ToolSpec
 from ..engine._chain import OpenedChain
@@ -156,11 +156,22 @@ class ModelStagePoint:
             MissingResultError: the chain produced no `ModelStopReason`.
         """
         found: ModelStopReason | None = None
-        async with self.open(terminal) as stream:
-            async for event in stream:
-                if isinstance(event, ModelStopReason):
-                    found = event
-                yield event
+        opened = self.open(terminal).reporting()
+        async with opened as stream:
+            if opened.watching:
+                # Watching handlers run as their watch (see `OpenedChain.reporting`): an event
+                # they may need is reported; the others cost the same set lookup as the test.
+                passing = opened.passing
+                async for event in stream:
+                    if event.__class__ not in passing:
+                        opened.saw(event)
+                    yield event
+                found = cast("ModelStopReason | None", opened.result)
+            else:
+                async for event in stream:
+                    if isinstance(event, ModelStopReason):
+                        found = event
+                    yield event
         if found is None:
             raise missing_result(InvokeModelStage)
         self.finished(found)
@@ -174,12 +185,22 @@ class ModelStagePoint:
             MissingResultError: the chain produced no `ModelStopReason`.
         """
         result: ModelStopReason | None = None
-        async with self.open(terminal) as stream:
-            async for event in stream:
-                if isinstance(event, ModelStopReason):
-                    result = event
-                if on_event is not None:
-                    on_event(event)
+        opened = self.open(terminal).reporting()
+        async with opened as stream:
+            if opened.watching:  # as in `run`
+                passing = opened.passing
+                async for event in stream:
+                    if event.__class__ not in passing:
+                        opened.saw(event)
+                    if on_event is not None:
+                        on_event(event)
+                result = cast("ModelStopReason | None", opened.result)
+            else:
+                async for event in stream:
+                    if isinstance(event, ModelStopReason):
+                        result = event
+                    if on_event is not None:
+                        on_event(event)
         if result is None:
             raise missing_result(InvokeModelStage)
         self.finished(result)
@@ -272,11 +293,22 @@ async def run_model_call(
         )
     # This generator drives the chain itself (`MiddlewareRegistry.open`): no driver generator
     # between it and the outermost handler.
-    async with registry.open(InvokeModelStage, context, invoke_model_terminal) as stream:
-        async for event in stream:
-            if isinstance(event, ModelStopReason):
-                found = event
-            yield event
+    opened = registry.open(InvokeModelStage, context, invoke_model_terminal).reporting()
+    async with opened as stream:
+        if opened.watching:
+            # Watching handlers run as their watch (see `OpenedChain.reporting`): an event they
+            # may need is reported; the others cost the same set lookup as the result test.
+            passing = opened.passing
+            async for event in stream:
+                if event.__class__ not in passing:
+                    opened.saw(event)
+                yield event
+            found = cast("ModelStopReason | None", opened.result)
+        else:
+            async for event in stream:
+                if isinstance(event, ModelStopReason):
+                    found = event
+                yield event
     if found is None:
         raise missing_result(InvokeModelStage)
     if handled:
