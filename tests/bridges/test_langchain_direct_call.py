@@ -150,3 +150,16 @@ def test_a_large_message_is_translated_on_each_call_rather_than_kept() -> None:
     assert copies[2] == {"role": "user", "content": [{"text": "x" * 20_000}]}
     assert _TRANSLATED.find(small) is not None
     assert _TRANSLATED.find(large) is None
+
+
+def test_a_message_given_new_content_is_translated_again() -> None:
+    """A kept translation follows the message: LangChain messages are mutable, and one given new
+    content or new tool calls between two model calls is seen as it is now."""
+    human = HumanMessage(content="first")
+    asked = AIMessage(content="", tool_calls=[{"name": "f", "args": {"a": 1}, "id": "c1"}])
+    converse_messages([human, asked])
+    human.content = "second"
+    asked.tool_calls = [{"name": "g", "args": {}, "id": "c2"}]
+    again, _ = converse_messages([human, asked])
+    assert again[0] == {"role": "user", "content": [{"text": "second"}]}
+    assert again[1]["content"][0]["toolUse"]["name"] == "g"

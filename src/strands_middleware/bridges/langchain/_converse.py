@@ -66,22 +66,27 @@ __all__ = [
 # handlers is unpickled (in C) rather than copied dict by dict. An entry holds its message, so
 # an id here names one message while the entry lives; the oldest entries go first. A message
 # whose pickle is large (an image) is translated on each call instead of being held here.
-_TRANSLATED = KeptByIdentity[tuple[Message, bytes | None]](1024)
+# LangChain messages are mutable: an entry also holds the objects the message's content and
+# tool calls were when it was translated, and a message given new ones (``message.content =
+# ...``) is translated again (a change made inside the same list or dict is not seen).
+_TRANSLATED = KeptByIdentity[tuple[Message, bytes | None, object, object]](1024)
 _KEPT_BYTES = 16 * 1024
 
 
 def _translated(message: BaseMessage) -> tuple[Message, bytes | None]:
     """``message``'s Converse form (never handed out: handlers get copies) and its pickle."""
+    content = message.content
+    tool_calls: object = getattr(message, "tool_calls", None)
     found = _TRANSLATED.find(message)
-    if found is not None:
-        return found
+    if found is not None and found[2] is content and found[3] is tool_calls:
+        return found[0], found[1]
     converse = _message_in(message)
     try:
         blob: bytes | None = pickle.dumps(converse, pickle.HIGHEST_PROTOCOL)
     except Exception:  # a value a content block carried that pickle cannot copy
         blob = None
     if blob is not None and len(blob) <= _KEPT_BYTES:
-        _TRANSLATED.keep(message, (converse, blob))
+        _TRANSLATED.keep(message, (converse, blob, content, tool_calls))
     return converse, blob
 
 
