@@ -59,6 +59,10 @@ among the messages; a cut request goes on with its projection scaled down to wha
   whatever the order of registration (a `UsageBudget` or a `Cache` sees the request as it is
   sent); the recovery is a Wrap handler in the place `ContextWindow` was registered.
 * **No work within budget.** A call within budget is passed on as it is: the same list, no copy.
+  A budget of messages only, or a token budget with the default counter where the host projects
+  the call's input tokens, tells a call within it without measuring it (the length of the list,
+  and the projection against the limit): no message is walked or counted. The overflow recovery
+  guards only the wait for the first event; the events after it are passed straight on.
 """
 
 from __future__ import annotations
