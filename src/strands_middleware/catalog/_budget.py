@@ -298,6 +298,30 @@ class Budget:
         turns = Turns.of(messages, pin_first=pin_first)
         return Measure(self, turns, system_prompt, projected, count_tokens=count_tokens)
 
+    def fits_whole(self, messages: Messages, projected: int | None = None) -> bool:
+        """Whether ``messages`` sent whole are surely within this budget, told without measuring.
+
+        True only where `measure` would find the uncut conversation within the budget
+        (``Measure.fits(0)``): within the message limit, and either no token limit or the
+        host's projection ``projected`` (the whole request's tokens, which the default counter's
+        sizes are scaled to) below it. False is no verdict: measure then. A call well within its
+        budget, the common case, so costs neither a walk over the conversation nor a count of
+        each message.
+        """
+        assert self.fraction is None, "resolve a fractional budget with for_call first"
+        if self.max_messages is not None and len(messages) > self.max_messages:
+            return False
+        if self.max_tokens is None:
+            return True
+        # The measured size is the estimate scaled to the projection, rounded up: the
+        # projection itself give or take a float's rounding, so below the limit by one or more
+        # it is surely within it.
+        return (
+            projected is not None
+            and self.token_counter is estimate_tokens
+            and projected < self.max_tokens
+        )
+
     @property
     def limits_tokens(self) -> bool:
         """Whether this budget has a token limit (in tokens or in a fraction)."""

@@ -59,6 +59,10 @@ among the messages; a cut request goes on with its projection scaled down to wha
   whatever the order of registration (a `UsageBudget` or a `Cache` sees the request as it is
   sent); the recovery is a Wrap handler in the place `ContextWindow` was registered.
 * **No work within budget.** A call within budget is passed on as it is: the same list, no copy.
+  A budget of messages only, or a token budget with the default counter where the host projects
+  the call's input tokens, tells a call within it without measuring it (the length of the list,
+  and the projection against the limit): no message is walked or counted. The overflow recovery
+  guards only the wait for the first event; the events after it are passed straight on.
 """
 
 from __future__ import annotations
@@ -222,6 +226,8 @@ class ContextWindow(CatalogMiddleware):
     def middleware(self) -> list[Middleware[Any, Any, Any]]:
         def context_window(context: InvokeModelContext) -> InvokeModelContext:
             budget = self.budget.for_call(context.model, context.invocation_state)
+            if budget.fits_whole(context.messages, context.projected_input_tokens):
+                return context
             measure = budget.measure(
                 context.messages,
                 context.system_prompt,
@@ -288,17 +294,17 @@ async def retried_on_overflow(
     ``reduce`` returns the smaller messages, or None when nothing more can go (the error is then
     raised as it is).
     """
-    streamed = False
-    smaller: Messages | None = None
+    # Only a failure before the first event is recovered from, so only the wait for that event
+    # is guarded; the events after it are passed on with no work of this layer's own.
+    stream = next_fn(context)
     try:
-        async for event in next_fn(context):
-            streamed = True
-            yield event
+        first = await anext(stream)
+    except StopAsyncIteration:
         return
     except CONTROL_FLOW_EXCEPTIONS:
         raise
     except Exception as error:
-        if streamed or not is_context_overflow(error):
+        if not is_context_overflow(error):
             raise
         smaller = reduce()
         if smaller is None:
@@ -311,6 +317,11 @@ async def retried_on_overflow(
             len(smaller),
             len(context.messages),
         )
+    else:
+        yield first
+        async for event in stream:
+            yield event
+        return
     async for event in next_fn(context.replace(messages=smaller, projected_input_tokens=None)):
         yield event
 

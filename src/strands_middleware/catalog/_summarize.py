@@ -467,6 +467,8 @@ class Summarize(CatalogMiddleware):
             # within budget the events cross one hop here (the call's own, or the overflow
             # retry's), and only a call that is summarised first adds a second.
             budget = self.budget.for_call(context.model, context.invocation_state)
+            if budget.fits_whole(context.messages, context.projected_input_tokens):
+                return sent_as_is(context, next_fn)
             measure = budget.measure(
                 context.messages,
                 context.system_prompt,
