@@ -1,8 +1,8 @@
-"""Fixtures for the store tests: a real redis-server, stores on it, and the figures tests measure.
+"""Fixtures for the store tests: stores on a real redis-server, and the figures tests measure.
 
-One server serves the whole session; each test gets a store with a prefix of its own, so tests
-never see each other's keys. Tests that stop or freeze a server use `private_redis`, a server of
-their own.
+One server serves the whole session (`redis_server`, in ``tests/conftest.py``); each test gets a
+store with a prefix of its own, so tests never see each other's keys. Tests that stop or freeze
+a server use `private_redis`, a server of their own.
 
 Figures a test measures (a rate held, the most holders seen, ...) are passed to `figures` and
 printed in the terminal summary under "measured figures", so every run shows them.
@@ -20,15 +20,6 @@ from strands_middleware.stores.redis import RedisStore
 from .redis_server import RedisServer, start_redis_server
 
 _FIGURES: list[str] = []
-
-
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = start_redis_server(tmp_path_factory.mktemp("redis"))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import json
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from strands_middleware.exceptions import InterruptResumeError
 from strands_middleware.stores.redis import RedisStore
 from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 
-from ...stores.redis_server import RedisServer, start_redis_server
+from ...stores.redis_server import RedisServer
 
 set_tracing_disabled(True)
 CONFIG = RunConfig(tracing_disabled=True)
@@ -62,15 +62,6 @@ def wipe(path: str) -> str:
     """
     deleted.append(path)
     return f"wiped {path}"
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = start_redis_server(tmp_path_factory.mktemp("redis"))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
