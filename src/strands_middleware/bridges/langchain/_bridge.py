@@ -66,7 +66,6 @@ from ...stages._agent_stream import AgentStreamStage
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
-    ai_message,
     converse_messages,
     converse_tool_choice,
     host_messages,
@@ -80,12 +79,13 @@ from ._converse import (
 from ._dropped_pauses import DroppedPauses
 from ._interrupts import interrupt_payload
 from ._kept_by_identity import KeptByIdentity
-from ._model_events import STOP_REASON_KEY, Started, relayed_call
+from ._model_events import Started, relayed_call, response_of
 from ._models import model_in, model_out
 from ._paused_threads import PausedThreadGuard, PausedThreads
 from ._streaming import Relay, RelayChatModel, calling_through, relay_model_of
 from ._tool_answers import tool_answer_of, tool_call_of, tool_events
 from ._tools import LangChainTool, tool_in
+from ._whole_call import asked_whole, whole_call
 
 __all__ = ["LangChainBridge", "SyncInvokeError", "UnsupportedStageError"]
 
@@ -331,16 +331,9 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             invocation_state=self._invocation_state(request.runtime),
             model=shown_model,
         )
-        produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]] = {}
-        calls: list[tuple[list[ModelStopReason], asyncio.Future[ModelResponse[Any]]]] = []
-        relays: list[Relay] = []
 
-        def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
-            # The terminal's stream itself, not a generator around it: one hop fewer on every
-            # event. LangChain's call starts when the stream is first read.
-            return relayed_call(lambda: start(ours), produced)
-
-        def start(ours: InvokeModelContext) -> Started:
+        def changes_of(ours: InvokeModelContext) -> dict[str, Any]:
+            # What handlers changed of the request but the model, as LangChain's fields.
             changed = point.changed(ours)
             changes: dict[str, Any] = {}
             # Messages and tool specs are Converse copies a handler may edit in place: the
@@ -360,6 +353,30 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             choice = host_tool_choice(ours.tool_choice, tool_choice, request.tool_choice)
             if choice is not request.tool_choice:
                 changes["tool_choice"] = choice
+            return changes
+
+        if asked_whole(request):
+
+            def sent(ours: InvokeModelContext) -> ModelRequest[Any]:
+                changes = changes_of(ours)
+                model = model_out(ours.model, shown_model, request.model)
+                if model is not request.model:
+                    changes["model"] = model
+                return request.override(**changes) if changes else request
+
+            return await whole_call(point, handler, sent)
+
+        produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]] = {}
+        calls: list[tuple[list[ModelStopReason], asyncio.Future[ModelResponse[Any]]]] = []
+        relays: list[Relay] = []
+
+        def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
+            # The terminal's stream itself, not a generator around it: one hop fewer on every
+            # event. LangChain's call starts when the stream is first read.
+            return relayed_call(lambda: start(ours), produced)
+
+        def start(ours: InvokeModelContext) -> Started:
+            changes = changes_of(ours)
             relay = Relay()
             relays.append(relay)
             changes["model"] = self._relay_model(model_out(ours.model, shown_model, request.model))
@@ -373,7 +390,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         result = await _model_result(point.open(terminal), relays, calls, produced)
         if result is None:
             raise point.missing()
-        return _response_of(point.finished(result), produced)
+        return response_of(point.finished(result), produced)
 
     def _refuse_a_prompt_on_a_paused_thread(self, request: ModelRequest[Any]) -> None:
         # Known only through a checkpointer of guard_paused_threads: it read the thread paused.
@@ -510,46 +527,3 @@ async def _model_result(
         elif any(stop is result for stop in stops):
             raise failure  # LangChain failed on the reply the chain returned
     return result
-
-
-def _response_of(
-    result: ModelStopReason, produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]]
-) -> ModelResponse[Any]:
-    """LangChain's response for the chain's result: its own when a handler left it as it was.
-
-    LangChain has no stop reason; one a handler set travels in the message's
-    ``response_metadata["stop_reason"]``.
-    """
-    entry = produced.get(id(result))
-    if entry is not None and entry[0] is result:
-        return entry[1]
-    stop_reason, message, usage, _metrics = result["stop"]
-    for stop, response in produced.values():
-        if stop.message == message and stop.usage == usage:
-            if stop.stop_reason == stop_reason:
-                return response  # only the metrics changed: LangChain keeps none
-            return ModelResponse(
-                result=[_with_stop_reason(m, stop_reason) for m in response.result],
-                structured_response=response.structured_response,
-            )
-    ai = ai_message(message, usage)
-    # The reply a handler rebuilt takes the id of the one LangChain streamed for this call, so
-    # a UI streaming messages shows the new content in place of the old, not a second answer.
-    streamed = [
-        m.id
-        for _, response in produced.values()
-        for m in response.result
-        if isinstance(m, AIMessage)
-    ]
-    if streamed and streamed[-1] is not None:
-        ai.id = streamed[-1]
-    if stop_reason not in ("end_turn", "tool_use"):
-        ai = _with_stop_reason(ai, stop_reason)
-    return ModelResponse(result=[ai])
-
-
-def _with_stop_reason(message: Any, stop_reason: str) -> Any:
-    if not isinstance(message, AIMessage):
-        return message
-    metadata = {**message.response_metadata, STOP_REASON_KEY: stop_reason}
-    return message.model_copy(update={"response_metadata": metadata})

@@ -27,13 +27,19 @@ from ...events import (
     TypedEvent,
 )
 from ...host._model_stream import MessageBuilder
-from ._converse import converse_messages
+from ._converse import ai_message, converse_messages
 from ._streaming import END, Relay
 
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["STOP_REASON_KEY", "ConverseChunks", "relayed_call", "stop_of"]
+__all__ = [
+    "STOP_REASON_KEY",
+    "ConverseChunks",
+    "relayed_call",
+    "response_of",
+    "stop_of",
+]
 
 STOP_REASON_KEY = "stop_reason"
 """Where a stop reason a handler set travels on LangChain: the AIMessage's response_metadata."""
@@ -100,22 +106,26 @@ class ConverseChunks:
         """The Converse chunks of one LangChain chunk (its metadata was kept by the relay)."""
         if not isinstance(chunk, AIMessageChunk):
             return []
+        return self.of_parts(chunk.content, chunk.usage_metadata, list(chunk.tool_call_chunks))
+
+    def of_parts(self, content: Any, counted: Any, calls: list[Any]) -> list[StreamEvent]:
+        """The Converse chunks of a chunk's parts: its content, its usage (or None), and its tool
+        calls as LangChain's tool-call chunks (``index``, ``id``, ``name``, ``args`` a string)."""
         out: list[Any] = []
         if not self._started:
             self._started = True
             out.append({"messageStart": {"role": "assistant"}})
-        counted: Any = chunk.usage_metadata or {}
-        for key, value in counted.items():
-            if isinstance(value, int):
-                self._usage[key] = self._usage.get(key, 0) + value
-        for text in _texts(chunk.content):
+        if counted:
+            for key, value in counted.items():
+                if isinstance(value, int):
+                    self._usage[key] = self._usage.get(key, 0) + value
+        for text in _texts(content):
             if self._open_kind != "text":
                 self._open("text", out)
                 out.append({"contentBlockStart": {"contentBlockIndex": self.index, "start": {}}})
             out.append(
                 {"contentBlockDelta": {"contentBlockIndex": self.index, "delta": {"text": text}}}
             )
-        calls: list[Any] = list(chunk.tool_call_chunks)
         for call in calls:
             if self._open_kind != "toolUse" or call.get("index") != self._tool_index:
                 self._open("toolUse", out)
@@ -341,3 +351,46 @@ def stop_of(response: ModelResponse[Any], latency_ms: int) -> ModelStopReason:
         },
         {"latencyMs": latency_ms},
     )
+
+
+def response_of(
+    result: ModelStopReason, produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]]
+) -> ModelResponse[Any]:
+    """LangChain's response for the chain's result: its own when a handler left it as it was.
+
+    LangChain has no stop reason; one a handler set travels in the message's
+    ``response_metadata["stop_reason"]``.
+    """
+    entry = produced.get(id(result))
+    if entry is not None and entry[0] is result:
+        return entry[1]
+    stop_reason, message, usage, _metrics = result["stop"]
+    for stop, response in produced.values():
+        if stop.message == message and stop.usage == usage:
+            if stop.stop_reason == stop_reason:
+                return response  # only the metrics changed: LangChain keeps none
+            return ModelResponse(
+                result=[_with_stop_reason(m, stop_reason) for m in response.result],
+                structured_response=response.structured_response,
+            )
+    ai = ai_message(message, usage)
+    # The reply a handler rebuilt takes the id of the one LangChain streamed for this call, so
+    # a UI streaming messages shows the new content in place of the old, not a second answer.
+    streamed = [
+        m.id
+        for _, response in produced.values()
+        for m in response.result
+        if isinstance(m, AIMessage)
+    ]
+    if streamed and streamed[-1] is not None:
+        ai.id = streamed[-1]
+    if stop_reason not in ("end_turn", "tool_use"):
+        ai = _with_stop_reason(ai, stop_reason)
+    return ModelResponse(result=[ai])
+
+
+def _with_stop_reason(message: Any, stop_reason: str) -> Any:
+    if not isinstance(message, AIMessage):
+        return message
+    metadata = {**message.response_metadata, STOP_REASON_KEY: stop_reason}
+    return message.model_copy(update={"response_metadata": metadata})
