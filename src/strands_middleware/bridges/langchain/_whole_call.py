@@ -80,12 +80,10 @@ def asked_whole(request: ModelRequest[Any]) -> bool:
     if config is None:
         return False
     callbacks: Any = config.get("callbacks")
-    # A list of handlers, or the callback manager of the node's run, whose handlers the model's
-    # run inherits.
-    handlers: list[Any] = (
-        callbacks if isinstance(callbacks, list) else getattr(callbacks, "handlers", [])
-    )
-    return not any(_takes_tokens(type(handler)) for handler in handlers)
+    # The callback manager of the node's run, whose handlers the model's run inherits, or a
+    # list of handlers.
+    handlers: Any = getattr(callbacks, "handlers", callbacks) or ()
+    return not any(_takes_tokens(handler.__class__) for handler in handlers)
 
 
 def reply_events(response: ModelResponse[Any]) -> list[TypedEvent]:
