@@ -30,13 +30,14 @@ from strands_middleware import InvokeModelStage, ModelStopReason
 from strands_middleware.bridges.langchain import LangChainBridge
 from strands_middleware.bridges.langchain._model_reply import WHOLE_WHEN_ASKED
 from strands_middleware.bridges.langchain._streaming import RelayChatModel
-from strands_middleware.bridges.langchain._whole_call import reply_events
+from strands_middleware.bridges.langchain._whole_call import _checked_events, reply_events
 from strands_middleware.events import (
     ModelMessageEvent,
     ModelStreamEvent,
     TextDeltaEvent,
     ToolUseDeltaEvent,
 )
+from strands_middleware.exceptions import ModelStreamError
 
 
 class AskedModel(BaseChatModel):
@@ -281,3 +282,46 @@ def test_a_whole_reply_is_one_streamed_chunk_of_events() -> None:
 def test_a_response_without_an_ai_message_is_refused_by_name() -> None:
     with pytest.raises(TypeError, match="returned no AIMessage"):
         reply_events(ModelResponse(result=[HumanMessage("not a reply")]))
+
+
+REPLIES = [
+    AIMessage("Hello."),
+    AIMessage(""),
+    AIMessage("", tool_calls=[{"name": "add", "args": {}, "id": "t1"}]),
+    AIMessage(
+        "Two calls.",
+        tool_calls=[
+            {"name": "add", "args": {"a": [1, 2]}, "id": "t1"},
+            {"name": "mul", "args": {"b": "x"}, "id": "t2"},
+        ],
+        usage_metadata={"input_tokens": 7, "output_tokens": 1, "total_tokens": 8},
+    ),
+    AIMessage("Cut short", response_metadata={"finish_reason": "length"}),
+    AIMessage("Stopped", response_metadata={"stop_reason": "max_tokens"}),
+]
+
+
+def _shown(events: list[Any]) -> list[tuple[str, Any]]:
+    return [(type(event).__name__, dict(event)) for event in events]
+
+
+@pytest.mark.parametrize("reply", REPLIES, ids=lambda reply: repr(reply.content)[:20])
+def test_the_one_pass_translation_gives_what_the_checked_translation_gives(
+    reply: AIMessage,
+) -> None:
+    assert _shown(reply_events(ModelResponse(result=[reply]))) == _shown(_checked_events(reply))
+
+
+def test_a_reply_of_content_blocks_takes_the_checked_translation() -> None:
+    reply = AIMessage([{"type": "text", "text": "one "}, {"type": "text", "text": "two"}])
+    events = reply_events(ModelResponse(result=[reply]))
+    assert [e.text for e in events if isinstance(e, TextDeltaEvent)] == ["one ", "two"]
+    stop = events[-1]
+    assert isinstance(stop, ModelStopReason)
+    assert stop.message["content"] == [{"text": "one two"}]
+
+
+def test_a_tool_call_without_an_id_is_a_malformed_reply() -> None:
+    reply = AIMessage("", tool_calls=[{"name": "add", "args": {}, "id": None}])
+    with pytest.raises(ModelStreamError, match="toolUseId"):
+        reply_events(ModelResponse(result=[reply]))

@@ -39,6 +39,7 @@ __all__ = [
     "relayed_call",
     "response_of",
     "stop_of",
+    "stop_reason_in",
 ]
 
 STOP_REASON_KEY = "stop_reason"
@@ -159,10 +160,7 @@ class ConverseChunks:
             out.append({"messageStart": {"role": "assistant"}})
         if self._open_kind is not None:
             out.append({"contentBlockStop": {"contentBlockIndex": self.index}})
-        finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
-        reason: StopReason = "max_tokens" if finish in ("length", "max_tokens") else "end_turn"
-        if self._any_tool:
-            reason = "tool_use"
+        reason: StopReason = "tool_use" if self._any_tool else stop_reason_in(metadata)
         usage = self._usage
         out.append({"messageStop": {"stopReason": reason}})
         out.append(
@@ -178,6 +176,12 @@ class ConverseChunks:
             }
         )
         return out
+
+
+def stop_reason_in(metadata: dict[str, Any]) -> StopReason:
+    """The stop reason of a reply without tool calls, read from its response metadata."""
+    finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
+    return "max_tokens" if finish in ("length", "max_tokens") else "end_turn"
 
 
 def _texts(content: Any) -> list[str]:
@@ -332,15 +336,10 @@ def stop_of(response: ModelResponse[Any], latency_ms: int) -> ModelStopReason:
     converse: Message = message[0] if message else {"role": "assistant", "content": []}
     usage: Any = ai.usage_metadata or {}
     metadata = ai.response_metadata
-    finish = str(metadata.get("finish_reason") or metadata.get("stop_reason") or "")
     if STOP_REASON_KEY in metadata:  # set by a handler earlier, on this or another host
         stop_reason = str(metadata[STOP_REASON_KEY])
-    elif ai.tool_calls:
-        stop_reason = "tool_use"
-    elif finish in ("length", "max_tokens"):
-        stop_reason = "max_tokens"
     else:
-        stop_reason = "end_turn"
+        stop_reason = "tool_use" if ai.tool_calls else stop_reason_in(metadata)
     return ModelStopReason(
         stop_reason,
         converse,

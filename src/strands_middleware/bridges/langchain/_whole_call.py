@@ -32,11 +32,18 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers import _streaming as _langchain_streaming
 
-from ...events import ModelStopReason, ModelStreamEvent, TypedEvent
+from ...events import (
+    ModelMessageEvent,
+    ModelStopReason,
+    ModelStreamEvent,
+    TextDeltaEvent,
+    ToolUseDeltaEvent,
+    TypedEvent,
+)
 from ...host._model_call import ModelStagePoint
 from ...host._model_stream import MessageBuilder
 from ...stages._invoke_model import InvokeModelContext
-from ._model_events import ConverseChunks, response_of
+from ._model_events import ConverseChunks, response_of, stop_reason_in
 from ._model_reply import WHOLE_WHEN_ASKED
 from ._models import LibraryChatModel
 
@@ -91,14 +98,74 @@ def reply_events(response: ModelResponse[Any]) -> list[TypedEvent]:
 
     The reply is the response's last `AIMessage`: its text, its tool calls (each input the JSON
     of its arguments), its usage; the stop reason is read from its response metadata as for a
-    streamed reply (`ConverseChunks.ending`).
+    streamed reply (`ConverseChunks.ending`). A reply of text and tool calls that each have an
+    id and a name (nearly every reply) is translated here in one pass; any other is fed through
+    the checks of `MessageBuilder` (`_checked_events`), which give the same events for these.
 
     Raises:
         TypeError: The response holds no `AIMessage`.
+        ModelStreamError: A tool call has no id or no name.
     """
     ai = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
     if ai is None:
         raise TypeError(f"LangChain's model call returned no AIMessage: {response!r}")
+    content: Any = ai.content
+    calls = ai.tool_calls
+    if content.__class__ is not str or not all(
+        call["id"].__class__ is str and call["id"] and call["name"] for call in calls
+    ):
+        return _checked_events(ai)
+    events: list[TypedEvent] = [ModelStreamEvent({"messageStart": {"role": "assistant"}})]
+    blocks: list[Any] = []
+    index = 0
+    if content:
+        blocks.append({"text": content})
+        events += (
+            ModelStreamEvent({"contentBlockStart": {"contentBlockIndex": 0, "start": {}}}),
+            ModelStreamEvent(
+                {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": content}}}
+            ),
+            TextDeltaEvent(content),
+            ModelStreamEvent({"contentBlockStop": {"contentBlockIndex": 0}}),
+        )
+        index = 1
+    for call in calls:
+        tool_use_id: Any = call["id"]  # a str: checked above
+        name = call["name"]
+        fragment = json.dumps(call["args"])
+        # The input parsed from its JSON, as from a stream: a copy handlers may change.
+        blocks.append(
+            {"toolUse": {"toolUseId": tool_use_id, "name": name, "input": json.loads(fragment)}}
+        )
+        start: Any = {"toolUse": {"toolUseId": tool_use_id, "name": name}}
+        delta: Any = {"toolUse": {"input": fragment}}
+        events += (
+            ModelStreamEvent({"contentBlockStart": {"contentBlockIndex": index, "start": start}}),
+            ModelStreamEvent({"contentBlockDelta": {"contentBlockIndex": index, "delta": delta}}),
+            ToolUseDeltaEvent(tool_use_id, name, fragment),
+            ModelStreamEvent({"contentBlockStop": {"contentBlockIndex": index}}),
+        )
+        index += 1
+    reason: Any = "tool_use" if calls else stop_reason_in(ai.response_metadata)
+    counted: Any = ai.usage_metadata or {}
+    usage: Any = {
+        "inputTokens": counted.get("input_tokens", 0),
+        "outputTokens": counted.get("output_tokens", 0),
+        "totalTokens": counted.get("total_tokens", 0),
+    }
+    metrics: Any = {"latencyMs": 0}
+    message: Any = {"role": "assistant", "content": blocks}
+    events += (
+        ModelStreamEvent({"messageStop": {"stopReason": reason}}),
+        ModelStreamEvent({"metadata": {"usage": usage, "metrics": metrics}}),
+        ModelMessageEvent(message),
+        ModelStopReason(reason, message, usage, metrics),
+    )
+    return events
+
+
+def _checked_events(ai: AIMessage) -> list[TypedEvent]:
+    """`reply_events` for any reply: its chunks translated as a streamed one's, and checked."""
     calls: Any = [
         {"index": index, "id": call["id"], "name": call["name"], "args": json.dumps(call["args"])}
         for index, call in enumerate(ai.tool_calls)
