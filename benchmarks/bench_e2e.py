@@ -674,7 +674,7 @@ class BridgedHost:
     bridged: Callable[..., Callable[[], Any]]
     native: Callable[..., Callable[[], Any]]
     floor: Callable[..., Callable[[], Any] | None] | None = None
-    translating_floor: Callable[..., Callable[[], Any]] | None = None
+    translating_floor: Callable[..., Callable[[], Any] | None] | None = None
 
 
 def _bridged_host(name: str) -> BridgedHost | None:
@@ -694,10 +694,22 @@ def _bridged_host(name: str) -> BridgedHost | None:
             "pydantic-ai", modes, bridged_pydantic_ai, native_pydantic_ai, floor_pydantic_ai
         )
     if name == "langchain":
-        from langchain_contestants import bridged_langchain, floor_langchain, native_langchain
+        from langchain_contestants import (
+            bridged_langchain,
+            floor_langchain,
+            native_langchain,
+            translating_floor_langchain,
+        )
 
         modes = (("ainvoke", False, _SHAPES), ("astream", True, _SHAPES[:3]))
-        return BridgedHost("LangChain", modes, bridged_langchain, native_langchain, floor_langchain)
+        return BridgedHost(
+            "LangChain",
+            modes,
+            bridged_langchain,
+            native_langchain,
+            floor_langchain,
+            translating_floor_langchain,
+        )
     return None
 
 
@@ -731,7 +743,8 @@ def _bridge_rows(deltas: int, hosts: Sequence[str]) -> list[Row]:
                     made = host.translating_floor(
                         turns, handlers, model=model, tools=tools, streamed=streamed
                     )
-                    translating = Contestant(f"{tag}+translating", made)
+                    if made is not None:
+                        translating = Contestant(f"{tag}+translating", made)
                 rows.append(
                     Row(
                         f"{host.label}{mode and ', ' + mode}: {label}",

@@ -10,10 +10,15 @@ whose ``awrap_model_call`` and/or ``awrap_tool_call`` hand the call on unchanged
 
 The floor contestant runs this library's Wrap handler functions themselves in one
 ``AgentMiddleware``, on LangChain's own request and response, nothing translated: around each
-``awrap_model_call`` and ``awrap_tool_call`` handler call, the reply one event. It is a floor
-for ``ainvoke`` runs, where LangChain asks the model for its reply whole; a streamed run's
-handlers would see every delta, which these hooks never show (the bridge gives LangChain a relay
-model for that), so ``astream`` rows have none.
+``awrap_model_call`` and ``awrap_tool_call`` handler call, the reply one event (``ainvoke``,
+where LangChain asks the model for its reply whole). Under ``astream`` handlers see every delta,
+which those hooks never show: there the middleware hands LangChain, once per agent, a chat model
+of the floor's own (`_HandlersModel`) whose ``_astream`` runs the handler functions around the
+real model's ``_astream``, in LangChain's call, on LangChain's own chunks. The translating floor
+(``astream`` only) is that with every chunk crossing as this library's events both ways: a
+``contentBlockDelta`` Converse chunk in a `ModelStreamEvent` and a `TextDeltaEvent` per text
+chunk, LangChain's own chunk handed back where the handlers left the text as it was. It is the
+least an adapter showing handlers this library's events of every delta can do on LangChain.
 """
 
 from __future__ import annotations
@@ -31,12 +36,19 @@ from langchain_core.tools import tool as langchain_tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict
 
-from floor_chain import Handler, around_call
+from floor_chain import Handler, around, around_call
 from strands_middleware.bridges.langchain import LangChainBridge
 from strands_middleware.bridges.langchain._converse import converse_messages
 from strands_middleware.content import Messages, StreamEvent
+from strands_middleware.events import ModelStreamEvent, TextDeltaEvent, TypedEvent
 
-__all__ = ["PlainChatModel", "bridged_langchain", "floor_langchain", "native_langchain"]
+__all__ = [
+    "PlainChatModel",
+    "bridged_langchain",
+    "floor_langchain",
+    "native_langchain",
+    "translating_floor_langchain",
+]
 
 create_agent: Any = langchain_agents.create_agent
 
@@ -195,6 +207,112 @@ class _Floor(AgentMiddleware[Any, Any, Any]):
         return await around_call(self._tools, request, handler)
 
 
+class _HandlersModel(BaseChatModel):
+    """The streaming floor's chat model: the real one's chunks through the handler functions."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: Any
+    handlers: Any
+    translating: bool = False
+
+    @property
+    def _llm_type(self) -> str:
+        return "bench-floor"
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        """The tools' OpenAI form bound, as the real model binds them."""
+        return self.bind(tools=[convert_to_openai_tool(each) for each in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:  # pragma: no cover - the agents run asynchronously
+        raise NotImplementedError("the benchmark runs asynchronously")
+
+    def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        inner = self.inner
+
+        def call(_: Any) -> AsyncIterator[Any]:
+            chunks = inner._astream(messages, stop, **kwargs)
+            return _events_in(chunks) if self.translating else chunks
+
+        through = around(self.handlers, None, call)
+        return _chunks_out(through) if self.translating else through
+
+
+class _Delta(ModelStreamEvent):
+    __slots__ = ()
+
+
+class _Text(TextDeltaEvent):
+    __slots__ = ("host", "value")
+
+
+class _Other(TypedEvent):
+    __slots__ = ("host",)
+
+
+for _class in (_Delta, _Text, _Other):
+    # dict's own __init__: making one runs no Python code, the cheapest way there is.
+    type.__setattr__(_class, "__init__", dict.__init__)
+
+
+async def _events_in(chunks: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """LangChain's chunks as this library's events: two per text chunk, one per other."""
+    async for piece in chunks:
+        content = piece.message.content
+        if content.__class__ is str and content:
+            delta = _Delta()
+            fragment = {"text": content}
+            delta["event"] = {"contentBlockDelta": {"contentBlockIndex": 0, "delta": fragment}}
+            yield delta
+            text = _Text()
+            text["data"] = content
+            text.host = piece
+            text.value = content
+            yield text
+        else:
+            other = _Other()
+            other.host = piece
+            yield other
+
+
+async def _chunks_out(events: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The handlers' events back as LangChain's chunks: its own where the text is unchanged."""
+    async for ours in events:
+        cls = ours.__class__
+        if cls is _Text:
+            text = ours["data"]
+            yield (
+                ours.host
+                if text is ours.value
+                else ChatGenerationChunk(message=AIMessageChunk(content=text))
+            )
+        elif cls is _Other:
+            yield ours.host
+
+
+class _StreamingFloor(_Floor):
+    """`_Floor`, handing LangChain the floor's chat model for the model call."""
+
+    def __init__(self, model: Any, handlers: Sequence[Handler], tools: Sequence[Handler]) -> None:
+        super().__init__((), tools)
+        self._model = model
+
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        return await handler(request.override(model=self._model))
+
+
 class _Run:
     """A LangChain agent behind the benchmark's interface: ``invoke_async`` and ``messages``."""
 
@@ -255,9 +373,35 @@ def floor_langchain(
     model: bool = True,
     tools: bool = True,
     streamed: bool = False,
+    translating: bool = False,
 ) -> Callable[[], Any] | None:
-    """Agents with one `_Floor` running ``handlers`` on the chosen stages; None when streamed."""
-    if streamed:
-        return None
+    """Agents with one `_Floor` running ``handlers`` on the chosen stages (streamed, with the
+    floor's own chat model; ``translating``, every chunk crossing as this library's events)."""
     model_handlers, tool_handlers = handlers if model else (), handlers if tools else ()
-    return _agent(turns, lambda: [_Floor(model_handlers, tool_handlers)], streamed)
+    if not streamed:
+        return _agent(turns, lambda: [_Floor(model_handlers, tool_handlers)], streamed)
+    real = PlainChatModel(turns=turns)
+    chosen = _HandlersModel(inner=real, handlers=list(model_handlers), translating=translating)
+    middleware = (
+        (lambda: [_StreamingFloor(chosen, model_handlers, tool_handlers)])
+        if model_handlers
+        else (lambda: [_Floor((), tool_handlers)])
+    )
+    return _agent(turns, middleware, streamed)
+
+
+def translating_floor_langchain(
+    turns: Any,
+    handlers: Sequence[Handler],
+    *,
+    model: bool = True,
+    tools: bool = True,
+    streamed: bool = False,
+) -> Callable[[], Any] | None:
+    """The streaming floor with every chunk crossing as this library's events; None unstreamed
+    (a reply asked whole is one chunk a call: the bridge's own events are the whole cost)."""
+    if not streamed:
+        return None
+    return floor_langchain(
+        turns, handlers, model=model, tools=tools, streamed=True, translating=True
+    )
