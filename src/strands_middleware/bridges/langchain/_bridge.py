@@ -16,11 +16,14 @@ saves a new prompt on a paused thread, dropping the paused calls, before any mid
 the bridge refuses it through the checkpointer (`guard_paused_threads`, `_paused_threads`), or,
 without that guard, at its first model call, the prompt already saved (`_dropped_pauses`).
 
-The model call streams through the chain (`_streaming`, `_model_events`): LangChain calls a
-`RelayChatModel` around the model it would call; the relay streams that model, the chain's
-terminal turns each chunk into this library's events for Wrap handlers, and the deltas they
-let through are what LangChain streams and aggregates into its reply. LangChain middleware
-registered inside the bridge sees the relay as the request's model.
+A model call nothing streams (`_whole_call`: ``ainvoke``, or stream modes that show no tokens)
+calls LangChain's handler from the chain's terminal with the chat model itself, and handlers see
+the reply as one streamed chunk. A streamed call goes through the chain delta by delta
+(`_streaming`, `_model_events`): LangChain calls a `RelayChatModel` around the model it would
+call; the relay streams that model, the chain's terminal turns each chunk into this library's
+events for Wrap handlers, and the deltas they let through are what LangChain streams and
+aggregates into its reply. LangChain middleware registered inside the bridge sees the relay as
+the request's model there, the chat model itself on a call nothing streams.
 
 What LangChain cannot carry is refused or stated: ``AgentStreamStage`` handlers are refused at
 registration (LangChain has no hook around a whole agent pass); the agent runs through

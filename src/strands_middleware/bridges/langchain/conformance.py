@@ -221,13 +221,13 @@ class LangChainHarness:
             Capability.CALLER_STATE,
         }
     )
-    # On Python 3.10 the bridge streams the real model even when LangChain asks for the whole
-    # reply (`WHOLE_WHEN_ASKED`), so the clause passes there.
+    # On Python 3.10 the bridge relays every model call, streaming the real model even when
+    # LangChain asks for the whole reply (`WHOLE_WHEN_ASKED`), so the clause passes there.
     known_failures: Mapping[str, str] = (
         {
             "wrap_handlers_see_the_reference_event_stream[native model]": (
                 "under ainvoke LangChain asks a chat model for its reply whole (with or without "
-                "middleware), and the bridge asks the real model the same way, so Wrap handlers "
+                "middleware), and the bridge lets LangChain ask it, so Wrap handlers "
                 "see each block in one delta where the reference agent streams it; under "
                 "astream they see every delta (tests/bridges/test_langchain_native_model.py)"
             ),
