@@ -193,16 +193,16 @@ async def _rewrite(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
             yield event
 
 
-@pytest.mark.skipif(not WHOLE_WHEN_ASKED, reason="on Python 3.10 every model call is relayed")
 async def test_the_models_run_records_its_own_reply_and_the_agent_keeps_the_handlers() -> None:
-    """As with a LangChain middleware: the handlers change what the model node returns."""
+    """As with a LangChain middleware: the handlers change what the model node returns (on
+    Python 3.10 LangGraph gives an async node's model call no callbacks: none record it)."""
     notes = NotesReplies()
     agent = create_agent(
         AskedModel(), middleware=[LangChainBridge(InvokeModelStage.wrap(_rewrite))]
     )
     result = await agent.ainvoke({"messages": [HumanMessage("hi")]}, {"callbacks": [notes]})
     assert result["messages"][-1].content == "rewritten"
-    assert notes.replies == ["the model's words"]
+    assert notes.replies == (["the model's words"] if WHOLE_WHEN_ASKED else [])
 
 
 class Checks(AgentMiddleware[Any, Any, Any]):
@@ -214,8 +214,8 @@ class Checks(AgentMiddleware[Any, Any, Any]):
         return ModelResponse(result=[AIMessage(f"{ai.content} (checked)", id=ai.id)])
 
 
-@pytest.mark.skipif(not WHOLE_WHEN_ASKED, reason="on Python 3.10 every model call is relayed")
 async def test_handlers_see_the_reply_langchain_middleware_inside_the_bridge_returned() -> None:
+    """On Python 3.10, where every call is relayed, they see the model's own deltas instead."""
     seen: list[str] = []
 
     async def note_text(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
@@ -227,7 +227,9 @@ async def test_handlers_see_the_reply_langchain_middleware_inside_the_bridge_ret
     bridge = LangChainBridge(InvokeModelStage.wrap(note_text))
     agent = create_agent(AskedModel(), middleware=[bridge, Checks()])
     result = await agent.ainvoke({"messages": [HumanMessage("hi")]})
-    assert seen == ["the model's words (checked)"]
+    assert seen == (
+        ["the model's words (checked)"] if WHOLE_WHEN_ASKED else ["the ", "model's ", "words"]
+    )
     assert result["messages"][-1].content == "the model's words (checked)"
 
 
