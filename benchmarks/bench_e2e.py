@@ -710,6 +710,21 @@ def _bridged_host(name: str) -> BridgedHost | None:
             floor_langchain,
             translating_floor_langchain,
         )
+    if name == "openai-agents" and importlib.util.find_spec("agents") is not None:
+        from openai_agents_contestants import (
+            bridged_openai_agents,
+            floor_openai_agents,
+            native_openai_agents,
+        )
+
+        modes = (("Runner.run_streamed", True, _SHAPES), ("Runner.run", False, _SHAPES[:3]))
+        return BridgedHost(
+            "OpenAI Agents SDK",
+            modes,
+            bridged_openai_agents,
+            native_openai_agents,
+            floor_openai_agents,
+        )
     return None
 
 
@@ -723,9 +738,6 @@ def _bridge_rows(deltas: int, hosts: Sequence[str]) -> list[Row]:
     turns = _Turns(deltas)
     rows: list[Row] = []
     for name in hosts:
-        if name == "openai-agents":
-            rows += _openai_agents_rows(deltas)
-            continue
         host = _bridged_host(name)
         if host is None:
             continue
@@ -762,46 +774,6 @@ def _bridge_rows(deltas: int, hosts: Sequence[str]) -> list[Row]:
                     )
                 )
     return rows
-
-
-def _openai_agents_rows(deltas: int) -> list[Row]:
-    """The OpenAI Agents SDK bridge's rows, where the SDK is installed.
-
-    The SDK has no middleware, so the baseline is four no-op run hooks, and the floor is the
-    same four wraps of every model and tool call written by hand in the SDK's own types, no
-    translation: what wrapping costs on the SDK itself.
-    """
-    if importlib.util.find_spec("agents") is None:
-        return []
-    from openai_agents_contestants import (
-        bridged_openai_agents,
-        native_openai_agents,
-        wrapped_openai_agents,
-    )
-
-    turns = _Turns(deltas)
-    return [
-        Row(
-            f"OpenAI Agents SDK + bridge, 4 pass-through Wrap / 4 no-op native RunHooks, {how}",
-            Contestant(
-                f"openai-agents+bridge+4{suffix}",
-                bridged_openai_agents(turns, lambda: wraps(4), streamed=streamed),
-            ),
-            Contestant(
-                f"openai-agents+native+4{suffix}",
-                native_openai_agents(turns, 4, streamed=streamed),
-            ),
-            "<= 1.10x",
-            Contestant(
-                f"openai-agents+wrapped+4{suffix}",
-                wrapped_openai_agents(turns, 4, streamed=streamed),
-            ),
-        )
-        for how, suffix, streamed in (
-            ("Runner.run", "", False),
-            (f"Runner.run_streamed ({deltas} deltas cross)", "+streamed", True),
-        )
-    ]
 
 
 def _scaling_rows(deltas: int) -> list[Row]:

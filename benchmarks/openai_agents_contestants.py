@@ -3,14 +3,15 @@
 The model is an SDK ``Model`` playing the benchmark's pre-built turns: streamed, as Responses
 stream events (one text delta event per text chunk, then ``response.completed``); asked, as the
 finished ``ModelResponse``. Streamed runs (``Runner.run_streamed``, every event drained) carry
-every delta across the bridge; plain runs (``Runner.run``) one response per turn. The native
-contestant is what an SDK user can write by hand, the SDK having no middleware: run hooks, four
-no-op ``RunHooks`` around every model and tool call.
+every delta across the bridge; plain runs (``Runner.run``) one response per turn. The SDK has
+no middleware: the native contestant is what an SDK user writes by hand to wrap a call,
+pass-through ``Model`` wrappers around the model (each passing on every streamed event) and
+pass-through wrappers around the tool's invoker, as many as the row's handlers.
 
-The floor contestant does by hand, in the SDK's own types, what four pass-through Wrap handlers
-do: four ``Model`` wrappers around the model, each passing on every streamed event, and four
-wrappers around the tool's invoker. Against the hooks it shows what wrapping every model and
-tool call costs on the SDK before any translation: the least a bridge can add.
+The floor contestant runs this library's Wrap handler functions themselves on the SDK's own
+objects, nothing translated: one ``Model`` wrapper passing the model's streamed events (or its
+whole response, asked) through them, and one wrapper around the tool's invoker calling them
+around it (``floor_chain``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from agents import (
     Model,
     ModelResponse,
     RunConfig,
-    RunHooks,
     Runner,
     Usage,
     function_tool,
@@ -42,6 +42,7 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
+from floor_chain import Handler, around, around_call
 from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
 from strands_middleware.bridges.openai_agents._converse import (
     converse_messages,
@@ -50,7 +51,7 @@ from strands_middleware.bridges.openai_agents._converse import (
 )
 from strands_middleware.content import Message, Messages, StreamEvent
 
-__all__ = ["bridged_openai_agents", "native_openai_agents", "wrapped_openai_agents"]
+__all__ = ["bridged_openai_agents", "floor_openai_agents", "native_openai_agents"]
 
 set_tracing_disabled(True)
 _CONFIG = RunConfig(tracing_disabled=True)
@@ -165,33 +166,6 @@ class _BenchModel(Model):
             yield event
 
 
-class _Noop(RunHooks[Any]):
-    """A native run hook doing nothing around model and tool calls."""
-
-
-class _Hooks(RunHooks[Any]):
-    """``count`` no-op run hooks, each called around every model and tool call."""
-
-    def __init__(self, count: int) -> None:
-        self.hooks = [_Noop() for _ in range(count)]
-
-    async def on_llm_start(self, *args: Any) -> None:  # type: ignore[override]
-        for hook in self.hooks:
-            await hook.on_llm_start(*args)
-
-    async def on_llm_end(self, *args: Any) -> None:  # type: ignore[override]
-        for hook in self.hooks:
-            await hook.on_llm_end(*args)
-
-    async def on_tool_start(self, *args: Any) -> None:  # type: ignore[override]
-        for hook in self.hooks:
-            await hook.on_tool_start(*args)
-
-    async def on_tool_end(self, *args: Any) -> None:  # type: ignore[override]
-        for hook in self.hooks:
-            await hook.on_tool_end(*args)
-
-
 def add(a: int, b: int) -> int:
     """Add two integers.
 
@@ -208,18 +182,17 @@ ADD = function_tool(add)
 class _Session:
     """An SDK agent behind the benchmark's interface (``invoke_async``, ``messages``)."""
 
-    def __init__(self, agent: Agent[Any], hooks: RunHooks[Any] | None, streamed: bool) -> None:
+    def __init__(self, agent: Agent[Any], streamed: bool) -> None:
         self.agent = agent
-        self.hooks = hooks
         self.streamed = streamed
         self.history: list[Any] = []
 
     async def invoke_async(self, prompt: str) -> None:
         if not self.streamed:
-            done = await Runner.run(self.agent, prompt, run_config=_CONFIG, hooks=self.hooks)
+            done = await Runner.run(self.agent, prompt, run_config=_CONFIG)
             self.history = done.to_input_list()
             return
-        result = Runner.run_streamed(self.agent, prompt, run_config=_CONFIG, hooks=self.hooks)
+        result = Runner.run_streamed(self.agent, prompt, run_config=_CONFIG)
         async for _event in result.stream_events():
             pass
         self.history = result.to_input_list()
@@ -253,28 +226,76 @@ def _pass_tool(tool: FunctionTool) -> FunctionTool:
     return dataclasses.replace(tool, on_invoke_tool=invoke)
 
 
-def wrapped_openai_agents(turns: Any, count: int, *, streamed: bool) -> Callable[[], Any]:
-    """The floor: ``count`` hand-written pass-through wrappers on the model and on the tool."""
-    model: Model = _BenchModel(turns)
-    tool = ADD
-    for _ in range(count):
-        model = _PassModel(model)
-        tool = _pass_tool(tool)
-    return lambda: _Session(Agent("bench", model=model, tools=[tool]), None, streamed)
+class _HandlersModel(Model):
+    """The floor's ``Model`` wrapper: the model's events, or its response, through the handlers."""
+
+    def __init__(self, inner: Model, handlers: Sequence[Handler]) -> None:
+        self.inner = inner
+        self.handlers = handlers
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]
+        inner = self.inner
+        return await around_call(self.handlers, None, lambda _: inner.get_response(*args, **kwargs))
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+        inner = self.inner
+        return around(self.handlers, None, lambda _: inner.stream_response(*args, **kwargs))
 
 
-def native_openai_agents(turns: Any, hooks: int = 0, *, streamed: bool) -> Callable[[], Any]:
-    model = _BenchModel(turns)
-    return lambda: _Session(Agent("bench", model=model, tools=[ADD]), _Hooks(hooks), streamed)
+def _handlers_tool(tool: FunctionTool, handlers: Sequence[Handler]) -> FunctionTool:
+    """``tool`` with its invoker called through ``handlers`` (its result one event)."""
+    inner = tool.on_invoke_tool
+
+    async def invoke(context: Any, arguments: str) -> Any:
+        return await around_call(handlers, None, lambda _: inner(context, arguments))
+
+    return dataclasses.replace(tool, on_invoke_tool=invoke)
+
+
+def native_openai_agents(
+    turns: Any, count: int, *, model: bool = True, tools: bool = True, streamed: bool
+) -> Callable[[], Any]:
+    """Agents with ``count`` hand-written pass-through wrappers on the chosen calls (made per
+    agent, as a user wrapping each agent's model and tool makes them)."""
+    bench_model = _BenchModel(turns)
+
+    def build() -> Any:
+        wrapped: Model = bench_model
+        tool = ADD
+        for _ in range(count):
+            if model:
+                wrapped = _PassModel(wrapped)
+            if tools:
+                tool = _pass_tool(tool)
+        return _Session(Agent("bench", model=wrapped, tools=[tool]), streamed)
+
+    return build
+
+
+def floor_openai_agents(
+    turns: Any,
+    handlers: Sequence[Handler],
+    *,
+    model: bool = True,
+    tools: bool = True,
+    streamed: bool,
+) -> Callable[[], Any]:
+    """Agents with the floor's wrappers running ``handlers`` on the chosen calls (per agent)."""
+    bench_model = _BenchModel(turns)
+
+    def build() -> Any:
+        chosen: Model = _HandlersModel(bench_model, handlers) if model else bench_model
+        tool = _handlers_tool(ADD, handlers) if tools else ADD
+        return _Session(Agent("bench", model=chosen, tools=[tool]), streamed)
+
+    return build
 
 
 def bridged_openai_agents(
     turns: Any, middleware: Callable[[], Sequence[Any]], *, streamed: bool
 ) -> Callable[[], Any]:
+    """Agents wrapped by one `OpenAIAgentsMiddleware` holding ``middleware()``: made once, as
+    a module making its middleware once and wrapping each agent with it does."""
     model = _BenchModel(turns)
-
-    def build() -> Any:
-        bridge = OpenAIAgentsMiddleware(*middleware())
-        return _Session(bridge.wrap(Agent("bench", model=model, tools=[ADD])), None, streamed)
-
-    return build
+    bridge = OpenAIAgentsMiddleware(*middleware())
+    return lambda: _Session(bridge.wrap(Agent("bench", model=model, tools=[ADD])), streamed)
