@@ -60,6 +60,7 @@ from ...events import (
     TypedEvent,
 )
 from ...exceptions import InterruptException, UnsupportedStageError
+from ...host._kept_by_identity import KeptByIdentity
 from ...host._mixin import MiddlewareHostMixin
 from ...host._model_call import ModelStagePoint
 from ...host._tool_call import ToolStagePoint, make_tool_terminal
@@ -81,7 +82,6 @@ from ._converse import (
 )
 from ._dropped_pauses import DroppedPauses
 from ._interrupts import interrupt_payload
-from ._kept_by_identity import KeptByIdentity
 from ._model_events import Started, relayed_call, response_of
 from ._models import model_in, model_out
 from ._paused_threads import PausedThreadGuard, PausedThreads

@@ -40,8 +40,8 @@ from ...content import (
     ToolSpec,
     ToolUse,
 )
+from ...host._kept_by_identity import KeptByIdentity
 from ...host._tool_call import copy_containers
-from ._kept_by_identity import KeptByIdentity
 
 __all__ = [
     "Shown",

@@ -1,10 +1,12 @@
 """A small cache keyed by an object's identity, for objects that cannot be hashed.
 
-LangChain's chat models are pydantic models without a hash; the bridge keeps one relay model
-and one handler view per chat model it meets. Each entry holds the object itself, so its id is
-not reused while the entry lives; the entry used longest ago is let go first once ``size`` are
-held. Safe to share between threads: a miss is made outside the lock (two threads may make one
-each; the later one is kept), the insertion and trimming inside it.
+A bridge keeps what it makes once per host object it meets: LangChain's chat models (pydantic
+models without a hash) get one relay model and one handler view each; the OpenAI Agents SDK's
+models and tools (tools are dataclasses without a hash) one wrapped copy each. Each entry holds
+the object itself, so its id is not reused while the entry lives; the entry used longest ago is
+let go first once ``size`` are held. Safe to share between threads: a miss is made outside the
+lock (two threads may make one each; the later one is kept), the insertion and trimming inside
+it.
 """
 
 from __future__ import annotations
