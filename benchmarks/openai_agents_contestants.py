@@ -255,21 +255,16 @@ def _handlers_tool(tool: FunctionTool, handlers: Sequence[Handler]) -> FunctionT
 def native_openai_agents(
     turns: Any, count: int, *, model: bool = True, tools: bool = True, streamed: bool
 ) -> Callable[[], Any]:
-    """Agents with ``count`` hand-written pass-through wrappers on the chosen calls (made per
-    agent, as a user wrapping each agent's model and tool makes them)."""
-    bench_model = _BenchModel(turns)
-
-    def build() -> Any:
-        wrapped: Model = bench_model
-        tool = ADD
-        for _ in range(count):
-            if model:
-                wrapped = _PassModel(wrapped)
-            if tools:
-                tool = _pass_tool(tool)
-        return _Session(Agent("bench", model=wrapped, tools=[tool]), streamed)
-
-    return build
+    """Agents with ``count`` hand-written pass-through wrappers on the chosen calls (made once,
+    as a module wrapping its model and tool once does; each agent holds them)."""
+    wrapped: Model = _BenchModel(turns)
+    tool = ADD
+    for _ in range(count):
+        if model:
+            wrapped = _PassModel(wrapped)
+        if tools:
+            tool = _pass_tool(tool)
+    return lambda: _Session(Agent("bench", model=wrapped, tools=[tool]), streamed)
 
 
 def floor_openai_agents(
@@ -280,22 +275,19 @@ def floor_openai_agents(
     tools: bool = True,
     streamed: bool,
 ) -> Callable[[], Any]:
-    """Agents with the floor's wrappers running ``handlers`` on the chosen calls (per agent)."""
-    bench_model = _BenchModel(turns)
-
-    def build() -> Any:
-        chosen: Model = _HandlersModel(bench_model, handlers) if model else bench_model
-        tool = _handlers_tool(ADD, handlers) if tools else ADD
-        return _Session(Agent("bench", model=chosen, tools=[tool]), streamed)
-
-    return build
+    """Agents with the floor's wrappers running ``handlers`` on the chosen calls (made once)."""
+    chosen: Model = _BenchModel(turns)
+    if model:
+        chosen = _HandlersModel(chosen, handlers)
+    tool = _handlers_tool(ADD, handlers) if tools else ADD
+    return lambda: _Session(Agent("bench", model=chosen, tools=[tool]), streamed)
 
 
 def bridged_openai_agents(
     turns: Any, middleware: Callable[[], Sequence[Any]], *, streamed: bool
 ) -> Callable[[], Any]:
-    """Agents wrapped by one `OpenAIAgentsMiddleware` holding ``middleware()``: made once, as
-    a module making its middleware once and wrapping each agent with it does."""
+    """Agents wrapped by one `OpenAIAgentsMiddleware` holding ``middleware()`` (made once, as a
+    module making its middleware once and wrapping each agent it makes with it does)."""
     model = _BenchModel(turns)
     bridge = OpenAIAgentsMiddleware(*middleware())
     return lambda: _Session(bridge.wrap(Agent("bench", model=model, tools=[ADD])), streamed)

@@ -319,6 +319,28 @@ def test_a_model_the_sdk_cannot_run_is_refused_at_wrap() -> None:
         OpenAIAgentsMiddleware().wrap(agent)
 
 
+def test_agents_wrapped_from_one_model_and_tool_share_their_wrapped_copies() -> None:
+    """Wrapping an agent per request costs its clone: the model's and tools' wrappers are made
+    once per middleware (a tool changed in place since is wrapped again)."""
+    model = ScriptedOpenAIModel([])
+    middleware = OpenAIAgentsMiddleware()
+    first = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
+    second = middleware.wrap(Agent("b", model=model, tools=[delete_file]))
+    assert first is not second
+    assert first.model is second.model
+    assert first.tools[0] is second.tools[0]
+    other = OpenAIAgentsMiddleware().wrap(Agent("c", model=model, tools=[delete_file]))
+    assert other.model is not first.model
+    assert other.tools[0] is not first.tools[0]
+
+    changed = dataclasses.replace(delete_file)
+    kept = middleware.wrap(Agent("d", tools=[changed])).tools[0]
+    changed.description = "Delete a file, for good."
+    again = middleware.wrap(Agent("e", tools=[changed])).tools[0]
+    assert again is not kept
+    assert again.description == "Delete a file, for good."
+
+
 def test_agent_stream_handlers_are_refused_at_registration() -> None:
     @AgentStreamStage.wrap
     async def passthrough(context: Any, next_fn: Any) -> AsyncGenerator[TypedEvent, None]:

@@ -19,6 +19,7 @@ from agents.models.multi_provider import MultiProvider
 
 from ...engine._registry import MiddlewareSource
 from ...exceptions import InterruptResponseFormatError, InterruptResumeError, UnsupportedStageError
+from ...host._kept_by_identity import KeptByIdentity
 from ...host._mixin import RUN_STATE, MiddlewareHostMixin
 from ...host._resume_prompt import RESPONSE_SHAPE, parse_block, quote_ids
 from ...interrupts import Interrupt
@@ -32,6 +33,13 @@ __all__ = ["OpenAIAgentsMiddleware", "UnsupportedStageError"]
 TContext = TypeVar("TContext")
 
 _WEEK = 7 * 24 * 3600.0
+
+# How many SDK models and tools one middleware keeps wrapped copies of (the one used longest ago
+# is let go first).
+_KEPT = 256
+
+# The fields `wrap_tool` sets on its copy; every other field is the tool's own.
+_WRAPPED_FIELDS = frozenset({"on_invoke_tool", "needs_approval"})
 
 _REFUSAL = (
     "AgentStreamStage is not supported on the OpenAI Agents SDK: its run loop has no pass a "
@@ -98,6 +106,10 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         self._store = store
         self._store_ttl = store_ttl
         self._calls: ToolCalls | None = None
+        # What wrapping an agent makes, kept per SDK model and per tool: agents made per request
+        # from the same model and tools share them, so each agent costs its clone alone.
+        self._wrapped_models = KeptByIdentity[MiddlewareModel](_KEPT)
+        self._wrapped_tools = KeptByIdentity[FunctionTool](_KEPT)
         self.use(*middleware)
 
     @property
@@ -126,7 +138,10 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
         if isinstance(model, MiddlewareModel):
             wrapped_model: Any = model
         elif isinstance(model, Model):
-            wrapped_model = MiddlewareModel(model, self.middleware_registry, self, self._tool_calls)
+            wrapped_model = self._wrapped_models.get(
+                model,
+                lambda: MiddlewareModel(model, self.middleware_registry, self, self._tool_calls),
+            )
         elif model is None or isinstance(model, str):
             wrapped_model = model
         else:
@@ -134,9 +149,8 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
                 f"agent {agent.name!r} has model {model!r}, which the OpenAI Agents SDK cannot "
                 "run: give it an agents.Model, a model name, or None"
             )
-        calls = self._tool_calls
         tools = [
-            wrap_tool(tool, calls)
+            self._wrapped_tool(tool)
             if isinstance(tool, FunctionTool) and not _is_wrapped(tool)
             else tool
             for tool in agent.tools
@@ -151,6 +165,21 @@ class OpenAIAgentsMiddleware(MiddlewareHostMixin):
                 handoffs.append(handoff)
         clone.handoffs = handoffs
         return clone
+
+    def _wrapped_tool(self, tool: FunctionTool) -> FunctionTool:
+        """``tool``'s copy running ExecuteToolStage: one per tool, made again for a tool whose
+        fields changed since (a dataclass may be changed in place)."""
+        kept = self._wrapped_tools.find(tool)
+        # Compared by equality: the SDK makes the copy's JSON schema again.
+        if kept is not None and all(
+            getattr(kept, name) == value
+            for name, value in vars(tool).items()
+            if name not in _WRAPPED_FIELDS
+        ):
+            return kept
+        made = wrap_tool(tool, self._tool_calls)
+        self._wrapped_tools.keep(tool, made)
+        return made
 
     def run_config(self, config: RunConfig | None = None) -> RunConfig:
         """``config`` (or a fresh ``RunConfig``) whose provider and model run this middleware.
