@@ -1,13 +1,16 @@
-"""A LangChain model call no one streams runs in the chain's own task, with the chat model itself.
+"""A LangChain model call no one watches runs in the chain's own task, with the chat model itself.
 
-`asked_whole` predicts, before the call, whether LangChain will ask the chat model for its reply
-whole; it reads the run's handlers as LangChain does. The first test checks that prediction
-against what LangChain does on each way to run an agent, so a LangChain release that streams in
-a new case fails here rather than streaming a reply the handlers have not seen.
+`asked_whole` decides, before the call, whether anything but the agent reads the model's reply;
+only then does the bridge let LangChain call the model itself. The first test checks that
+decision against what LangChain does on each way to run an agent, so a LangChain release that
+streams in a new case (or renames the model node's own handler) fails here, rather than showing
+a caller a reply the handlers have not seen. The others check that the answer the agent keeps,
+and what callbacks see, are what the relay's path gives.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any
 from uuid import UUID
@@ -24,12 +27,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult, LLMResult
 from langchain_core.tools import BaseTool
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from strands_middleware import InvokeModelStage, ModelStopReason
 from strands_middleware.bridges.langchain import LangChainBridge
 from strands_middleware.bridges.langchain._model_reply import WHOLE_WHEN_ASKED
-from strands_middleware.bridges.langchain._streaming import RelayChatModel
 from strands_middleware.bridges.langchain._whole_call import _checked_events, reply_events
 from strands_middleware.events import (
     ModelMessageEvent,
@@ -41,9 +43,12 @@ from strands_middleware.exceptions import ModelStreamError
 
 
 class AskedModel(BaseChatModel):
-    """Answers "the model's words", noting how LangChain asked: ``whole`` or ``streamed``."""
+    """Answers with ``reply``, noting each call: how it was asked (``whole`` or ``streamed``)
+    and whether LangChain's own call machinery asked (``by LangChain``) or the bridge's relay
+    called it itself (``by the relay``)."""
 
-    asked: list[str] = Field(default_factory=list)
+    asked: list[tuple[str, str]] = Field(default_factory=list)
+    reply: Any = "the model's words"
     streaming: bool = False  # LangChain reads it only when it is given
 
     @property
@@ -62,8 +67,9 @@ class AskedModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        self.asked.append("whole")
-        return ChatResult(generations=[ChatGeneration(message=AIMessage("the model's words"))])
+        self.asked.append(("whole", "by LangChain" if run_manager else "by the relay"))
+        message = self.reply if isinstance(self.reply, AIMessage) else AIMessage(self.reply)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _astream(
         self,
@@ -72,7 +78,7 @@ class AskedModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        self.asked.append("streamed")
+        self.asked.append(("streamed", "by LangChain" if run_manager else "by the relay"))
         for word in ("the ", "model's ", "words"):
             yield ChatGenerationChunk(message=AIMessageChunk(content=word))
 
@@ -87,41 +93,43 @@ class TakesTokens(AsyncCallbackHandler):
         return output
 
 
-class SeesTheModel(AgentMiddleware[Any, Any, Any]):
-    """A LangChain middleware inside the bridge: notes the chat model it is handed."""
+class NotesReplies(AsyncCallbackHandler):
+    """Notes the reply of each chat model run, as a tracer records it."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.models: list[Any] = []
+        self.replies: list[str] = []
 
-    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-        self.models.append(request.model)
-        return await handler(request)
+    async def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        self.replies.append(response.generations[0][0].text)
 
 
-async def _run(agent: Any, way: str) -> None:
+async def _run(agent: Any, way: str) -> Any:
     given = {"messages": [HumanMessage("hi")]}
     if way == "ainvoke":
-        await agent.ainvoke(given)
-    elif way == "ainvoke, a handler taking tokens":
-        await agent.ainvoke(given, {"callbacks": [TakesTokens()]})
-    elif way == "astream_events":
+        return await agent.ainvoke(given)
+    if way == "ainvoke, a handler taking tokens":
+        return await agent.ainvoke(given, {"callbacks": [TakesTokens()]})
+    if way == "ainvoke, a tracer":
+        return await agent.ainvoke(given, {"callbacks": [NotesReplies()]})
+    if way == "astream_events":
         async for _ in agent.astream_events(given, version="v2"):
             pass
-    else:
-        modes = way.removeprefix("astream ").split("+")
-        async for _ in agent.astream(given, stream_mode=modes):
-            pass
+        return None
+    modes = way.removeprefix("astream ").split("+")
+    state = None
+    async for mode, part in agent.astream(given, stream_mode=[*modes, "values"]):
+        if mode == "values":
+            state = part
+    return state
 
 
+# The ways that put no callback handler on the run: nothing but the agent reads the reply.
+UNWATCHED = ["ainvoke", "astream values", "astream updates", "astream custom"]
 WAYS = [
-    "ainvoke",
+    *UNWATCHED,
     "ainvoke, a handler taking tokens",
-    "astream values",
-    "astream updates",
-    "astream custom",
+    "ainvoke, a tracer",
     "astream messages",
-    "astream messages+values",
     "astream_events",
 ]
 
@@ -131,57 +139,82 @@ async def _passthrough(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
         yield event
 
 
-# The ways a handler on the run takes the model's tokens: the bridge relays the call whatever the
-# model does (LangGraph's message stream shows a reply asked whole too, at its end).
-TAKING_TOKENS = {
-    "ainvoke, a handler taking tokens",
-    "astream messages",
-    "astream messages+values",
-    "astream_events",
-}
-
-
 @pytest.mark.parametrize(
     "settings",
     [{}, {"streaming": True}, {"streaming": False}],
     ids=["plain model", "streaming=True", "streaming=False"],
 )
 @pytest.mark.parametrize("way", WAYS)
-async def test_the_bridge_calls_the_model_itself_only_when_nothing_streams_it(
+async def test_the_bridge_lets_langchain_call_the_model_only_when_no_one_watches(
     way: str, settings: dict[str, Any]
 ) -> None:
     native = AskedModel(**settings)
     await _run(create_agent(native), way)
-    inside = SeesTheModel()
     bridged = AskedModel(**settings)
-    bridge = LangChainBridge(InvokeModelStage.wrap(_passthrough))
-    await _run(create_agent(bridged, middleware=[bridge, inside]), way)
+    await _run(
+        create_agent(bridged, middleware=[LangChainBridge(InvokeModelStage.wrap(_passthrough))]),
+        way,
+    )
 
-    relayed = [isinstance(model, RelayChatModel) for model in inside.models]
-    assert len(relayed) == 1, inside.models
+    assert len(native.asked) == len(bridged.asked) == 1, (native.asked, bridged.asked)
+    langchain_asked, _ = native.asked[0]
     if not WHOLE_WHEN_ASKED:  # Python 3.10: the relay streams every model to the handlers
-        assert relayed == [True]
+        assert bridged.asked == [("streamed", "by the relay")]
         return
-    langchain_asked = native.asked
-    assert langchain_asked in (["whole"], ["streamed"]), langchain_asked
-    expected = langchain_asked == ["streamed"] or way in TAKING_TOKENS
-    assert relayed == [expected], (
-        f"{way}: LangChain asked the model {langchain_asked[0]}, but the bridge "
-        f"{'relayed the call' if relayed[0] else 'called the model itself'}: update "
+    if way in UNWATCHED and langchain_asked == "whole":
+        expected = ("whole", "by LangChain")
+    else:
+        expected = (langchain_asked if way in UNWATCHED else bridged.asked[0][0], "by the relay")
+    assert bridged.asked == [expected], (
+        f"{way}: LangChain asked the model {langchain_asked}; the bridge was expected to have "
+        f"it asked {expected[0]} {expected[1]}, but it was asked {bridged.asked[0]}: update "
         "asked_whole in src/strands_middleware/bridges/langchain/_whole_call.py"
     )
-    if not relayed[0]:
-        assert inside.models == [bridged]
 
 
-class NotesReplies(AsyncCallbackHandler):
-    """Notes the reply of each chat model run, as a tracer records it."""
+class Checks(AgentMiddleware[Any, Any, Any]):
+    """A LangChain middleware that adds to the reply."""
 
-    def __init__(self) -> None:
-        self.replies: list[str] = []
+    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+        response: ModelResponse[Any] = await handler(request)
+        ai: Any = response.result[-1]
+        return ModelResponse(result=[AIMessage(f"{ai.content} (checked)", id=ai.id)])
 
-    async def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
-        self.replies.append(response.generations[0][0].text)
+
+class Answer(BaseModel):
+    """The answer, structured."""
+
+    text: str
+
+
+@pytest.mark.parametrize("around", ["LangChain middleware inside", "structured output"])
+async def test_what_acts_on_the_reply_inside_langchains_call_keeps_the_relay(
+    around: str,
+) -> None:
+    """Inside LangChain's call the reply is read by LangChain middleware registered after the
+    bridge, or turned into structured output: the relay's path runs it on what handlers let out,
+    so the bridge keeps that path for them."""
+    model = AskedModel()
+    bridge = LangChainBridge(InvokeModelStage.wrap(_passthrough))
+    if around == "structured output":
+        agent = create_agent(model, middleware=[bridge], response_format=Answer)
+    else:
+        agent = create_agent(model, middleware=[bridge, Checks()])
+    # The model gives no structured answer: how it was asked is what counts here.
+    with contextlib.suppress(Exception):
+        await _run(agent, "ainvoke")
+    assert model.asked[0][1] == "by the relay"
+
+
+async def _upper_deltas(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+    async for event in next_fn(context):
+        yield TextDeltaEvent(event.text.upper()) if isinstance(event, TextDeltaEvent) else event
+
+
+async def _drop_deltas(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+    async for event in next_fn(context):
+        if not isinstance(event, TextDeltaEvent):
+            yield event
 
 
 async def _rewrite(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
@@ -193,44 +226,62 @@ async def _rewrite(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
             yield event
 
 
-async def test_the_models_run_records_its_own_reply_and_the_agent_keeps_the_handlers() -> None:
-    """As with a LangChain middleware: the handlers change what the model node returns (on
-    Python 3.10 LangGraph gives an async node's model call no callbacks: none record it)."""
+@pytest.mark.parametrize(
+    ("handler", "kept"),
+    [
+        (_passthrough, "the model's words"),
+        (_upper_deltas, "THE MODEL'S WORDS"),
+        (_drop_deltas, ""),
+        (_rewrite, "rewritten"),
+    ],
+    ids=["unchanged", "deltas changed", "deltas dropped", "result changed"],
+)
+@pytest.mark.parametrize("way", ["ainvoke", "astream values", "astream messages"])
+async def test_the_answer_kept_is_the_same_however_the_agent_runs(
+    way: str, handler: Any, kept: str
+) -> None:
+    """The deltas a handler lets out make the answer unless it changed the result, whether the
+    bridge called LangChain itself (``ainvoke``, ``values``) or relayed (``messages``)."""
+    agent = create_agent(AskedModel(), middleware=[LangChainBridge(InvokeModelStage.wrap(handler))])
+    state = await _run(agent, way)
+    assert state["messages"][-1].content == kept
+
+
+async def test_a_tracer_on_the_run_sees_only_what_handlers_let_out() -> None:
+    """A callback handler on the run would see the model's own reply on a call LangChain makes
+    itself, so the bridge relays: the model's run it records holds the handlers' deltas."""
     notes = NotesReplies()
     agent = create_agent(
-        AskedModel(), middleware=[LangChainBridge(InvokeModelStage.wrap(_rewrite))]
+        AskedModel(), middleware=[LangChainBridge(InvokeModelStage.wrap(_upper_deltas))]
     )
     result = await agent.ainvoke({"messages": [HumanMessage("hi")]}, {"callbacks": [notes]})
-    assert result["messages"][-1].content == "rewritten"
-    assert notes.replies == (["the model's words"] if WHOLE_WHEN_ASKED else [])
+    assert result["messages"][-1].content == "THE MODEL'S WORDS"
+    if WHOLE_WHEN_ASKED:  # on Python 3.10 an async node's model call gets no callbacks
+        assert notes.replies == ["THE MODEL'S WORDS"]
 
 
-class Checks(AgentMiddleware[Any, Any, Any]):
-    """A LangChain middleware inside the bridge that adds to the reply."""
-
-    async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-        response: ModelResponse[Any] = await handler(request)
-        ai: Any = response.result[-1]
-        return ModelResponse(result=[AIMessage(f"{ai.content} (checked)", id=ai.id)])
-
-
-async def test_handlers_see_the_reply_langchain_middleware_inside_the_bridge_returned() -> None:
-    """On Python 3.10, where every call is relayed, they see the model's own deltas instead."""
-    seen: list[str] = []
-
-    async def note_text(context: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
-        async for event in next_fn(context):
-            if isinstance(event, TextDeltaEvent):
-                seen.append(event.text)
-            yield event
-
-    bridge = LangChainBridge(InvokeModelStage.wrap(note_text))
-    agent = create_agent(AskedModel(), middleware=[bridge, Checks()])
-    result = await agent.ainvoke({"messages": [HumanMessage("hi")]})
-    assert seen == (
-        ["the model's words (checked)"] if WHOLE_WHEN_ASKED else ["the ", "model's ", "words"]
+@pytest.mark.parametrize(
+    "reply",
+    [
+        AIMessage(
+            [
+                {"type": "reasoning", "reasoning": "the user is alice"},
+                {"type": "text", "text": "Hello."},
+            ]
+        ),
+        AIMessage("Hello.", additional_kwargs={"reasoning_content": "the user is alice"}),
+    ],
+    ids=["a reasoning block", "a provider's extra"],
+)
+async def test_what_handlers_were_not_shown_is_not_kept(reply: AIMessage) -> None:
+    """As on the relay's path: the answer holds what the handlers saw (text and tool calls)."""
+    agent = create_agent(
+        AskedModel(reply=reply), middleware=[LangChainBridge(InvokeModelStage.wrap(_passthrough))]
     )
-    assert result["messages"][-1].content == "the model's words (checked)"
+    result = await agent.ainvoke({"messages": [HumanMessage("hi")]})
+    answer = result["messages"][-1]
+    assert answer.content == "Hello."
+    assert "alice" not in str(answer.model_dump())
 
 
 def test_a_whole_reply_is_one_streamed_chunk_of_events() -> None:

@@ -16,14 +16,15 @@ saves a new prompt on a paused thread, dropping the paused calls, before any mid
 the bridge refuses it through the checkpointer (`guard_paused_threads`, `_paused_threads`), or,
 without that guard, at its first model call, the prompt already saved (`_dropped_pauses`).
 
-A model call nothing streams (`_whole_call`: ``ainvoke``, or stream modes that show no tokens)
-calls LangChain's handler from the chain's terminal with the chat model itself, and handlers see
-the reply as one streamed chunk. A streamed call goes through the chain delta by delta
+A model call no one but the agent watches (`_whole_call`: no callbacks on the run, no structured
+output, no LangChain middleware inside the bridge) calls LangChain's handler from the chain's
+terminal with the chat model itself, and handlers see the reply as one streamed chunk. Any other
+call goes through the chain delta by delta
 (`_streaming`, `_model_events`): LangChain calls a `RelayChatModel` around the model it would
 call; the relay streams that model, the chain's terminal turns each chunk into this library's
 events for Wrap handlers, and the deltas they let through are what LangChain streams and
 aggregates into its reply. LangChain middleware registered inside the bridge sees the relay as
-the request's model there, the chat model itself on a call nothing streams.
+the request's model there.
 
 What LangChain cannot carry is refused or stated: ``AgentStreamStage`` handlers are refused at
 registration (LangChain has no hook around a whole agent pass); the agent runs through
@@ -358,7 +359,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
                 changes["tool_choice"] = choice
             return changes
 
-        if asked_whole(request):
+        if asked_whole(request, handler):
 
             def sent(ours: InvokeModelContext) -> ModelRequest[Any]:
                 changes = changes_of(ours)

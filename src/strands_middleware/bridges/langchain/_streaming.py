@@ -38,7 +38,14 @@ from ...events import ModelStopReason, TextDeltaEvent, ToolUseDeltaEvent, TypedE
 from ._model_reply import WHOLE_WHEN_ASKED, Spare, host_stream, library_stream, reply_pieces
 from ._models import LibraryChatModel
 
-__all__ = ["END", "Relay", "RelayChatModel", "calling_through", "relay_model_of"]
+__all__ = [
+    "END",
+    "Relay",
+    "RelayChatModel",
+    "calling_through",
+    "relay_model_of",
+    "reply_of",
+]
 
 _T = TypeVar("_T")
 
@@ -252,17 +259,8 @@ class RelayChatModel(BaseChatModel):
         deltas: list[_Delta] = []
         async for batch in relayed:
             deltas += batch
-        texts = [delta for delta in deltas if isinstance(delta, str)]
-        calls: dict[int, dict[str, Any]] = {}
-        for delta in deltas:
-            if not isinstance(delta, str):
-                index, tool_use_id, name, fragment = delta
-                call = calls.setdefault(
-                    index, {"name": name, "args": "", "id": tool_use_id, "index": index}
-                )
-                call["args"] += fragment
-        whole = _last_chunk(relay.stop, relay.metadata, "".join(texts), list(calls.values()))
-        return ChatResult(generations=[ChatGeneration(message=message_chunk_to_message(whole))])
+        message = reply_of(deltas, relay.stop, relay.metadata)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _astream(
         self,
@@ -365,6 +363,24 @@ async def _relayed(
         await relay.wake.wait()
     if relay.out:
         yield _drain(relay)
+
+
+def reply_of(
+    deltas: list[Any], stop: ModelStopReason | None, metadata: dict[str, Any]
+) -> BaseMessage:
+    """The whole reply the chain let out: its deltas (`Relay.out`'s form) aggregated, with the
+    usage and stop reason of ``stop`` (the result the chain let out, if any)."""
+    texts = [delta for delta in deltas if isinstance(delta, str)]
+    calls: dict[int, dict[str, Any]] = {}
+    for delta in deltas:
+        if not isinstance(delta, str):
+            index, tool_use_id, name, fragment = delta
+            call = calls.setdefault(
+                index, {"name": name, "args": "", "id": tool_use_id, "index": index}
+            )
+            call["args"] += fragment
+    whole = _last_chunk(stop, metadata, "".join(texts), list(calls.values()))
+    return message_chunk_to_message(whole)
 
 
 def _drain(relay: Relay) -> list[_Delta]:

@@ -1,24 +1,25 @@
-"""A model call no one streams: LangChain's handler called in the chain's own task.
+"""A model call no one watches: LangChain's handler called in the chain's own task.
 
-LangChain asks a chat model for its reply whole unless something takes its tokens as they come:
-a streaming callback handler on the run (LangGraph's ``stream_mode="messages"``,
-``astream_events``), the model's own ``streaming=True``, or a ``stream`` keyword. When none of
-those is there (`asked_whole`: ``ainvoke``, or a stream mode that shows no tokens), the bridge
-calls LangChain's handler from the chain's terminal, with the chat model LangChain would call,
-as a LangChain middleware does: no relay model, no second task. The terminal turns the reply
-into the events of a model streaming it in one chunk (`reply_events`), the same events the
-relay's path gives for a reply asked whole; LangChain's own response goes back when handlers
-let it through unchanged.
+When nothing but the agent itself reads the model's reply (`asked_whole`: no callback handler on
+the run, so no stream mode showing tokens, no ``astream_events``, no tracer; the model streams
+nothing by itself; no structured output; no LangChain middleware inside the bridge around the
+model call), LangChain asks the chat model for its reply whole and hands it straight back. The
+bridge then calls LangChain's handler from the chain's terminal, with the chat model itself, as
+a LangChain middleware does: no relay model, no second task. The terminal turns the reply into
+the events of a model streaming it in one chunk (`reply_events`), the same events the relay's
+path gives for a reply asked whole, and the answer the agent keeps is the one the relay's path
+keeps (`whole_call`): LangChain's own response when the handlers let it through unchanged and
+it holds nothing they were not shown, else the reply built from what they let out.
 
-So the model's run, as LangChain's callbacks and traces record it, holds the model's own reply;
-handlers' changes show in what the model node returns (the agent's state and output), as a
-LangChain middleware's would. LangChain middleware registered inside the bridge sees the chat
-model itself, and handlers see the reply those middleware return.
+Whatever the relay's path and this one would do differently is what `asked_whole` leaves to
+the relay: a callback handler would see the model's own reply here (the relay's run reports
+what handlers let out), structured output and LangChain middleware inside the bridge would act
+on the model's reply before the handlers instead of after.
 
-`asked_whole` reads the run's handlers as LangChain does when it decides whether to stream
-(``BaseChatModel._should_stream``): this is a private seam of the bridge, checked by
-``tests/bridges/test_langchain_whole_call.py`` against what LangChain does on each way to run
-an agent. A streaming handler added through a LangChain configure hook is not seen here.
+`asked_whole` reads two things of LangChain's that it does not publish: the name of the model
+node's own handler (`_CALLS_THE_MODEL`) and the way LangChain decides to stream (a model's
+``streaming`` field, a ``stream`` setting). ``tests/bridges/test_langchain_whole_call.py``
+checks both against LangChain on each way to run an agent.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from typing import Any
 from langchain.agents.middleware import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage
 from langchain_core.runnables.config import var_child_runnable_config
-from langchain_core.tracers import _streaming as _langchain_streaming
 
 from ...events import (
     ModelMessageEvent,
@@ -46,38 +46,32 @@ from ...stages._invoke_model import InvokeModelContext
 from ._model_events import ConverseChunks, response_of, stop_reason_in
 from ._model_reply import WHOLE_WHEN_ASKED
 from ._models import LibraryChatModel
+from ._streaming import Relay, reply_of
 
 __all__ = ["asked_whole", "reply_events", "whole_call"]
 
-# What LangChain takes for a handler wanting the model's tokens: v1 ones match the protocol
-# ``_StreamingCallbackHandler`` by their methods; v2 ones inherit a marker class (newer
-# LangChain only).
-_TAPS = ("tap_output_aiter", "tap_output_iter")
-_V2_MARKER: Any = getattr(_langchain_streaming, "_V2StreamingCallbackHandler", None)
-
-# Whether a handler class takes tokens, by class: looked up on every model call.
-_TAKES_TOKENS: dict[type, bool] = {}
+# The name of the handler LangChain gives the outermost model-call middleware when no other one
+# wraps the model call inside it: the model node's own call (langchain.agents.factory).
+_CALLS_THE_MODEL = "._execute_model_async"
 
 
-def _takes_tokens(kind: type) -> bool:
-    found = _TAKES_TOKENS.get(kind)
-    if found is None:
-        found = all(hasattr(kind, name) for name in _TAPS) or (
-            _V2_MARKER is not None and issubclass(kind, _V2_MARKER)
-        )
-        _TAKES_TOKENS[kind] = found
-    return found
-
-
-def asked_whole(request: ModelRequest[Any]) -> bool:
-    """Whether LangChain will ask ``request``'s chat model for its reply whole (nothing streams).
+def asked_whole(request: ModelRequest[Any], handler: object) -> bool:
+    """Whether the model call of ``request`` is one no one watches (see the module's docstring),
+    ``handler`` being what LangChain gave the bridge to call it with.
 
     False for this library's own chat model (the relay streams its Converse chunks to handlers)
     and on Python 3.10 (where the relay streams every model to handlers: see
     `WHOLE_WHEN_ASKED`).
     """
     model: Any = request.model
-    if not WHOLE_WHEN_ASKED or isinstance(model, LibraryChatModel) or model.callbacks:
+    if (
+        not WHOLE_WHEN_ASKED
+        or isinstance(model, LibraryChatModel)
+        or model.callbacks
+        or model.verbose
+        or request.response_format is not None
+        or not getattr(handler, "__qualname__", "").endswith(_CALLS_THE_MODEL)
+    ):
         return False
     if "streaming" in model.model_fields_set and getattr(model, "streaming", None) is True:
         return False
@@ -86,11 +80,11 @@ def asked_whole(request: ModelRequest[Any]) -> bool:
     config = var_child_runnable_config.get()
     if config is None:
         return False
+    # The callback manager of the node's run, whose handlers the model's run inherits (a tracer
+    # set up from the environment among them), or a list of handlers.
     callbacks: Any = config.get("callbacks")
-    # The callback manager of the node's run, whose handlers the model's run inherits, or a
-    # list of handlers.
-    handlers: Any = getattr(callbacks, "handlers", callbacks) or ()
-    return not any(_takes_tokens(handler.__class__) for handler in handlers)
+    handlers: Any = getattr(callbacks, "handlers", callbacks)
+    return not handlers
 
 
 def reply_events(response: ModelResponse[Any]) -> list[TypedEvent]:
@@ -194,15 +188,68 @@ async def whole_call(
     """Run the model stage at ``point`` around LangChain's ``handler``, called with ``sent(ours)``
     (the request with what handlers changed), in this task; LangChain's response for the result.
     """
-    produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]] = {}
+    calls: list[_Call] = []
+    current: list[_Call] = []
 
     async def terminal(ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
         response = await handler(sent(ours))
         events = reply_events(response)
-        stop: Any = events[-1]
-        produced[id(stop)] = (stop, response)
+        call = _Call(response, events)
+        calls.append(call)
+        current[:] = (call,)
         for event in events:
             yield event
 
-    result = await point.result(terminal)
+    def note(event: TypedEvent) -> None:
+        # The deltas the chain let out, noted against the call streaming when they came out.
+        if current and (event.__class__ is TextDeltaEvent or event.__class__ is ToolUseDeltaEvent):
+            current[0].out.append(event)
+
+    result = await point.result(terminal, note)
+    produced = {id(call.stop): (call.stop, call.kept(result)) for call in calls}
     return response_of(result, produced)
+
+
+class _Call:
+    """One call of LangChain's handler: its response, the events handlers were shown, and the
+    deltas the chain let out while it streamed (``out``)."""
+
+    __slots__ = ("events", "out", "response", "stop")
+
+    def __init__(self, response: ModelResponse[Any], events: list[TypedEvent]) -> None:
+        self.response = response
+        self.events = events
+        stop: Any = events[-1]
+        self.stop: ModelStopReason = stop
+        self.out: list[TypedEvent] = []
+
+    def kept(self, result: ModelStopReason) -> ModelResponse[Any]:
+        """The answer the agent keeps for this call when ``result`` is the chain's result, as the
+        relay's path keeps it: LangChain's response when the chain let out the very deltas it was
+        shown and the reply holds nothing it was not shown; else the reply built from the deltas
+        let out (text and tool calls only), with ``result``'s usage and stop reason."""
+        shown = [e for e in self.events if e.__class__ in _DELTAS]
+        ai: Any = self.response.result[-1]
+        if (
+            len(shown) == len(self.out)
+            and all(mine is theirs for mine, theirs in zip(shown, self.out, strict=True))
+            and _all_shown(ai)
+        ):
+            return self.response
+        relay = Relay()
+        for event in self.out:
+            relay.let_out(event)
+        metadata = dict(ai.response_metadata)
+        rebuilt: Any = reply_of(relay.out, result, metadata)
+        rebuilt.id = ai.id
+        rebuilt.name = ai.name
+        return ModelResponse(result=[rebuilt], structured_response=None)
+
+
+_DELTAS = (TextDeltaEvent, ToolUseDeltaEvent)
+
+
+def _all_shown(ai: Any) -> bool:
+    """Whether handlers were shown all of ``ai``: a text, tool calls, nothing else the relay's
+    path would drop (content blocks of other kinds, calls that did not parse, provider extras)."""
+    return ai.content.__class__ is str and not ai.invalid_tool_calls and not ai.additional_kwargs
