@@ -756,13 +756,16 @@ def _openai_agents_rows(deltas: int) -> list[Row]:
 
     The SDK has no middleware, so the baseline is four no-op run hooks, and the floor is the
     same four wraps of every model and tool call written by hand in the SDK's own types, no
-    translation: what wrapping costs on the SDK itself.
+    translation: what wrapping costs on the SDK itself. The translating floor runs the four
+    pass-through handlers themselves, every event crossing as this library's both ways
+    (``translating_openai_agents``): the least a bridge keeping this library's events pays.
     """
     if importlib.util.find_spec("agents") is None:
         return []
     from openai_agents_contestants import (
         bridged_openai_agents,
         native_openai_agents,
+        translating_openai_agents,
         wrapped_openai_agents,
     )
 
@@ -782,6 +785,10 @@ def _openai_agents_rows(deltas: int) -> list[Row]:
             Contestant(
                 f"openai-agents+wrapped+4{suffix}",
                 wrapped_openai_agents(turns, 4, streamed=streamed),
+            ),
+            Contestant(
+                f"openai-agents+translating+4{suffix}",
+                translating_openai_agents(turns, [passthrough] * 4, streamed=streamed),
             ),
         )
         for how, suffix, streamed in (
