@@ -312,6 +312,13 @@ class ModelRelay:
 
     # ---- the way back ------------------------------------------------------------------------
 
+    def passed(self, chunk: StreamEvent) -> list[TResponseStreamEvent]:
+        """The model's events to send now that the chain passed ``chunk`` on, in turn or not."""
+        pending = self.pending
+        if pending and pending[0][0] is chunk:
+            return _listed(pending.popleft()[1])
+        return self.passed_late(chunk)
+
     def passed_late(self, chunk: StreamEvent) -> list[TResponseStreamEvent]:
         """The model's events to send now that the chain passed ``chunk`` on out of turn.
 
