@@ -212,21 +212,26 @@ class ModelRelay:
                 yield each
             note = self.pending.append
             new = _new_event
+            delta_class, chunk_class, text_class = (
+                ResponseTextDeltaEvent,
+                ModelStreamEvent,
+                TextDeltaEvent,
+            )
             event: Any
             async for event in stream:
                 # A text delta of the open block is nearly every event: it takes the short
                 # path, and its chunk carries it alone (what came before it went with its
                 # block's start).
-                if event.__class__ is ResponseTextDeltaEvent and event.output_index == open_block:
+                if event.__class__ is delta_class and event.output_index == open_block:
                     text = event.delta
                     made: StreamEvent = {"contentBlockDelta": {"delta": {"text": text}}}
                     note((made, event))
                     # The two events filled in here rather than by their classes' __init__
                     # (which set the one key each, as here): no Python call per event.
-                    chunk_event = new(ModelStreamEvent)
+                    chunk_event = new(chunk_class)
                     chunk_event["event"] = made
                     yield chunk_event
-                    text_event = new(TextDeltaEvent)
+                    text_event = new(text_class)
                     text_event["data"] = text
                     yield text_event
                 else:
