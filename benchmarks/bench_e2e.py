@@ -715,6 +715,7 @@ def _bridged_host(name: str) -> BridgedHost | None:
             bridged_openai_agents,
             floor_openai_agents,
             native_openai_agents,
+            translating_openai_agents,
         )
 
         modes = (("Runner.run_streamed", True, _SHAPES), ("Runner.run", False, _SHAPES[:3]))
@@ -724,6 +725,7 @@ def _bridged_host(name: str) -> BridgedHost | None:
             bridged_openai_agents,
             native_openai_agents,
             floor_openai_agents,
+            translating_openai_agents,
         )
     return None
 

@@ -12,6 +12,13 @@ The floor contestant runs this library's Wrap handler functions themselves on th
 objects, nothing translated: one ``Model`` wrapper passing the model's streamed events (or its
 whole response, asked) through them, and one wrapper around the tool's invoker calling them
 around it (``floor_chain``).
+
+The translating floor runs the same handler functions with each SDK event crossing as this
+library's both ways and nothing else: a text delta as its Converse chunk in a `ModelStreamEvent`
+and its `TextDeltaEvent` (the two events this library's handlers see per delta), any other event
+as a `TypedEvent` holding it; on the way out the SDK's own event where the handlers left the
+chunk as it was. No contexts, no chain rules: what keeping this library's events costs on the
+SDK at the least.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
-from floor_chain import Handler, around, around_call
+from floor_chain import Handler, around, around_call, last
 from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
 from strands_middleware.bridges.openai_agents._converse import (
     converse_messages,
@@ -50,8 +57,14 @@ from strands_middleware.bridges.openai_agents._converse import (
     response_usage,
 )
 from strands_middleware.content import Message, Messages, StreamEvent
+from strands_middleware.events import ModelStreamEvent, TextDeltaEvent, TypedEvent
 
-__all__ = ["bridged_openai_agents", "floor_openai_agents", "native_openai_agents"]
+__all__ = [
+    "bridged_openai_agents",
+    "floor_openai_agents",
+    "native_openai_agents",
+    "translating_openai_agents",
+]
 
 set_tracing_disabled(True)
 _CONFIG = RunConfig(tracing_disabled=True)
@@ -291,3 +304,109 @@ def bridged_openai_agents(
     model = _BenchModel(turns)
     bridge = OpenAIAgentsMiddleware(*middleware())
     return lambda: _Session(bridge.wrap(Agent("bench", model=model, tools=[ADD])), streamed)
+
+
+# The translating floor: what any adapter that keeps this library's events pays per event.
+class _Chunk(ModelStreamEvent):
+    __slots__ = ("host", "value")
+
+
+class _Text(TextDeltaEvent):
+    __slots__ = ()
+
+
+class _Other(TypedEvent):
+    __slots__ = ("host",)
+
+
+for _class in (_Chunk, _Text, _Other):
+    # dict's own __init__: making one runs no Python code, the cheapest way there is.
+    type.__setattr__(_class, "__init__", dict.__init__)
+
+
+async def _events_in(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The SDK's stream events as this library's: a text delta as its chunk and its delta
+    event, the SDK's own kept with the chunk; any other event in a `TypedEvent` of its own."""
+    async for event in stream:
+        if event.__class__ is ResponseTextDeltaEvent:
+            text = event.delta
+            value: StreamEvent = {"contentBlockDelta": {"delta": {"text": text}}}
+            chunk = _Chunk(event=value)
+            chunk.host = event
+            chunk.value = value
+            yield chunk
+            yield _Text(data=text)
+        else:
+            other = _Other()
+            other.host = event
+            yield other
+
+
+async def _events_out(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The handlers' events back: the SDK's own where the handlers left the chunk as it was
+    (a delta event's SDK event went with its chunk)."""
+    async for ours in stream:
+        cls = ours.__class__
+        if cls is _Chunk:
+            if ours["event"] is ours.value:
+                yield ours.host
+        elif cls is not _Text:
+            yield ours.host
+
+
+class _TranslatingModel(Model):
+    """``handlers`` around every call of ``inner``, its events crossing as this library's."""
+
+    def __init__(self, inner: Model, handlers: Sequence[Handler]) -> None:
+        self.inner = inner
+        self.handlers = handlers
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]
+        async def terminal(_given: Any) -> AsyncIterator[Any]:
+            other = _Other()
+            other.host = await self.inner.get_response(*args, **kwargs)
+            yield other
+
+        answer: Any = await last(around(self.handlers, None, terminal))
+        return answer.host  # type: ignore[no-any-return]
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+        inner = self.inner
+
+        def terminal(_given: Any) -> AsyncIterator[Any]:
+            return _events_in(inner.stream_response(*args, **kwargs))
+
+        return _events_out(around(self.handlers, None, terminal))
+
+
+def _translating_tool(tool: FunctionTool, handlers: Sequence[Handler]) -> FunctionTool:
+    """``tool`` with ``handlers`` around its invoker, its result crossing as a `TypedEvent`."""
+    inner = tool.on_invoke_tool
+
+    async def call(request: Any) -> Any:
+        other = _Other()
+        other.host = await inner(*request)
+        return other
+
+    async def invoke(context: Any, arguments: str) -> Any:
+        answer: Any = await around_call(handlers, (context, arguments), call)
+        return answer.host
+
+    return dataclasses.replace(tool, on_invoke_tool=invoke)
+
+
+def translating_openai_agents(
+    turns: Any,
+    handlers: Sequence[Handler],
+    *,
+    model: bool = True,
+    tools: bool = True,
+    streamed: bool,
+) -> Callable[[], Any]:
+    """The translating floor: ``handlers`` around the chosen calls, every event crossing as
+    this library's both ways (see the module's docstring)."""
+    chosen: Model = _BenchModel(turns)
+    if model:
+        chosen = _TranslatingModel(chosen, handlers)
+    tool = _translating_tool(ADD, handlers) if tools else ADD
+    return lambda: _Session(Agent("bench", model=chosen, tools=[tool]), streamed)

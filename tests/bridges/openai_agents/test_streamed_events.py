@@ -22,6 +22,7 @@ from strands_middleware.bridges.openai_agents import OpenAIAgentsMiddleware
 from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
 from strands_middleware.catalog import Redact
 from strands_middleware.engine._handlers import MiddlewareNext
+from strands_middleware.engine._watch import Outcome, watching
 from strands_middleware.events import ModelStopReason, ModelStreamEvent, TextDeltaEvent, TypedEvent
 from strands_middleware.exceptions import ModelStreamError
 from strands_middleware.testing import text_turn
@@ -91,6 +92,46 @@ async def test_what_redact_masked_never_reaches_the_callers_stream() -> None:
     seen, output = await raw_events(middleware)
     assert output == "the secret is [REDACTED:answer]"
     assert not [event for event in seen if "42" in repr(event)], seen
+
+
+def watcher(log: list[Any]) -> Any:
+    """A Wrap handler that only watches its call: as its watch, it logs what the call ended
+    with; as a generator layer, it says so (the watch path spares that layer)."""
+
+    async def watched(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        log.append("generator")
+        async for event in next_fn(context):
+            yield event
+
+    async def enter(_context: Any) -> Any:
+        log.append("enter")
+
+        async def leave(outcome: Outcome) -> None:
+            text = outcome.result.message["content"][0]["text"]
+            log.append(("leave", outcome.ended, outcome.error, text))
+
+        return leave
+
+    return InvokeModelStage.wrap(watching(watched, enter))
+
+
+async def test_a_watching_handler_runs_as_its_watch_and_every_model_event_goes_through() -> None:
+    alone, _ = await raw_events(None)
+    log: list[Any] = []
+    through, output = await raw_events(OpenAIAgentsMiddleware(watcher(log), passthrough))
+    assert shape(through) == shape(alone)
+    assert output == "the secret is 42"
+    assert log == ["enter", ("leave", True, None, "the secret is 42")]
+
+
+async def test_a_watch_learns_the_result_a_handler_inside_it_made() -> None:
+    log: list[Any] = []
+    seen, output = await raw_events(OpenAIAgentsMiddleware(watcher(log), withhold))
+    assert output == "[withheld]"
+    assert [event.type for event in seen] == ["response.completed"]
+    assert log == ["enter", ("leave", True, None, "[withheld]")]
 
 
 class EventsModel(ScriptedOpenAIModel):

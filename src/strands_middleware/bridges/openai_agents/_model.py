@@ -204,7 +204,7 @@ class MiddlewareModel(Model):
             calls.note_message(result.message["content"])
         return call.relay.response_of(result)
 
-    async def stream_response(  # noqa: PLR0917 - the SDK's own signature
+    def stream_response(  # noqa: PLR0917 - the SDK's own signature
         self,
         system_instructions: str | None,
         input: str | list[TResponseInputItem],
@@ -216,28 +216,7 @@ class MiddlewareModel(Model):
         **kwargs: Any,
     ) -> AsyncIterator[TResponseStreamEvent]:
         """One streamed model call through the chain: the model's events, then the result."""
-        calls = self.calls
-        if calls is not None:
-            calls.check_request(input)
-        if not self.registry.has_handlers(InvokeModelStage):
-            async for own in self.wrapped.stream_response(
-                system_instructions,
-                input,
-                model_settings,
-                tools,
-                output_schema,
-                handoffs,
-                tracing,
-                **kwargs,
-            ):
-                if calls is not None:
-                    seen: Any = own
-                    if seen.__class__ is ResponseOutputItemDoneEvent:
-                        calls.note((seen.item,))
-                    elif seen.__class__ is ResponseCompletedEvent:
-                        calls.note(seen.response.output)
-                yield own
-            return
+        # The stream is the one generator that runs the call, not a generator around it.
         request = _Request(
             system_instructions,
             input,
@@ -245,36 +224,85 @@ class MiddlewareModel(Model):
             tools,
             (output_schema, handoffs, tracing),
         )
+        if not self.registry.has_handlers(InvokeModelStage):
+            return self._own_stream(request, kwargs)
+        return self._chained_stream(request, kwargs)
+
+    async def _own_stream(
+        self, request: _Request, kwargs: dict[str, Any]
+    ) -> AsyncGenerator[TResponseStreamEvent, None]:
+        """A streamed call no handler runs on: the wrapped model's events, as they come."""
+        calls = self.calls
+        if calls is not None:
+            calls.check_request(request.input)
+        async for own in self.wrapped.stream_response(
+            request.instructions,
+            request.input,
+            request.settings,
+            request.tools,
+            *request.args,
+            **kwargs,
+        ):
+            if calls is not None:
+                seen: Any = own
+                if seen.__class__ is ResponseOutputItemDoneEvent:
+                    calls.note((seen.item,))
+                elif seen.__class__ is ResponseCompletedEvent:
+                    calls.note(seen.response.output)
+            yield own
+
+    async def _chained_stream(
+        self, request: _Request, kwargs: dict[str, Any]
+    ) -> AsyncGenerator[TResponseStreamEvent, None]:
+        """A streamed call through the chain: the model's events as the chain lets their
+        chunks through, then what closes it for the chain's result."""
+        calls = self.calls
+        if calls is not None:
+            calls.check_request(request.input)
         call = _ModelCall(self, request, kwargs)
         relay = call.relay
-        pending = relay.pending
-        popleft = pending.popleft
-        noted: Any
         result: ModelStopReason | None = None
-        async with call.point.open(call.streamed_terminal) as stream:
-            async for event in stream:
-                kind = event.__class__
-                if kind is ModelStreamEvent:
-                    # The model's events go on with the chunk made from them, once the chain
-                    # passes that very chunk on: in turn (the head of what is pending) when
-                    # handlers pass the stream through, out of turn when one held a chunk back.
-                    chunk = event["event"]
-                    try:
-                        noted_chunk, noted = popleft()
-                    except IndexError:
-                        continue  # nothing pending: a chunk no model's event was noted with
-                    if noted_chunk is chunk:
-                        if noted.__class__ is list:
-                            for each in noted:
-                                yield each
+        opened = call.point.open(call.streamed_terminal).reporting()
+        async with opened as stream:
+            if opened.watching:
+                # Watching handlers run as their watch (`OpenedChain.reporting`): each event of
+                # a class not in `passing` is reported, and the result read from the chain.
+                passing = opened.passing
+                async for event in stream:
+                    kind = event.__class__
+                    if kind not in passing:
+                        opened.saw(event)
+                    if kind is ModelStreamEvent:
+                        for own in relay.passed(event["event"]):
+                            yield own
+                result = cast("ModelStopReason | None", opened.result)
+            else:
+                pending = relay.pending
+                popleft = pending.popleft
+                chunk_class, text_class = ModelStreamEvent, TextDeltaEvent
+                noted: Any
+                async for event in stream:
+                    if event.__class__ is chunk_class:
+                        # The model's events go on with the chunk made from them, once the
+                        # chain passes that very chunk on: in turn (the head of what is
+                        # pending) when handlers pass the stream through, out of turn when one
+                        # held a chunk back.
+                        try:
+                            noted_chunk, noted = popleft()
+                        except IndexError:
+                            continue  # nothing pending: a chunk no model's event was noted with
+                        if noted_chunk is event["event"]:
+                            if noted.__class__ is list:
+                                for own in noted:
+                                    yield own
+                            else:
+                                yield noted
                         else:
-                            yield noted
-                    else:
-                        pending.appendleft((noted_chunk, noted))
-                        for each in relay.passed_late(chunk):
-                            yield each
-                elif kind is not TextDeltaEvent and isinstance(event, ModelStopReason):
-                    result = event
+                            pending.appendleft((noted_chunk, noted))
+                            for own in relay.passed_late(event["event"]):
+                                yield own
+                    elif event.__class__ is not text_class and isinstance(event, ModelStopReason):
+                        result = event
         if result is None:
             raise call.point.missing()
         call.point.finished(result)

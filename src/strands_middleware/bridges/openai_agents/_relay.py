@@ -212,21 +212,26 @@ class ModelRelay:
                 yield each
             note = self.pending.append
             new = _new_event
+            delta_class, chunk_class, text_class = (
+                ResponseTextDeltaEvent,
+                ModelStreamEvent,
+                TextDeltaEvent,
+            )
             event: Any
             async for event in stream:
                 # A text delta of the open block is nearly every event: it takes the short
                 # path, and its chunk carries it alone (what came before it went with its
                 # block's start).
-                if event.__class__ is ResponseTextDeltaEvent and event.output_index == open_block:
+                if event.__class__ is delta_class and event.output_index == open_block:
                     text = event.delta
                     made: StreamEvent = {"contentBlockDelta": {"delta": {"text": text}}}
                     note((made, event))
                     # The two events filled in here rather than by their classes' __init__
                     # (which set the one key each, as here): no Python call per event.
-                    chunk_event = new(ModelStreamEvent)
+                    chunk_event = new(chunk_class)
                     chunk_event["event"] = made
                     yield chunk_event
-                    text_event = new(TextDeltaEvent)
+                    text_event = new(text_class)
                     text_event["data"] = text
                     yield text_event
                 else:
@@ -311,6 +316,13 @@ class ModelRelay:
         return events
 
     # ---- the way back ------------------------------------------------------------------------
+
+    def passed(self, chunk: StreamEvent) -> list[TResponseStreamEvent]:
+        """The model's events to send now that the chain passed ``chunk`` on, in turn or not."""
+        pending = self.pending
+        if pending and pending[0][0] is chunk:
+            return _listed(pending.popleft()[1])
+        return self.passed_late(chunk)
 
     def passed_late(self, chunk: StreamEvent) -> list[TResponseStreamEvent]:
         """The model's events to send now that the chain passed ``chunk`` on out of turn.
