@@ -79,8 +79,15 @@ class AskedModel(BaseChatModel):
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
         self.asked.append(("streamed", "by LangChain" if run_manager else "by the relay"))
-        for word in ("the ", "model's ", "words"):
-            yield ChatGenerationChunk(message=AIMessageChunk(content=word))
+        if isinstance(self.reply, AIMessage):
+            reply = self.reply
+            chunk = AIMessageChunk(content=reply.content, additional_kwargs=reply.additional_kwargs)
+            yield ChatGenerationChunk(message=chunk)
+            return
+        words = self.reply.split(" ")
+        for position, word in enumerate(words):
+            text = word if position == len(words) - 1 else f"{word} "
+            yield ChatGenerationChunk(message=AIMessageChunk(content=text))
 
 
 class TakesTokens(AsyncCallbackHandler):
