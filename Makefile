@@ -114,7 +114,7 @@ test-langchain-floor: $(STAMP) redis-server
 		"langchain==$(LANGCHAIN_FLOOR)" "langgraph==$(LANGGRAPH_FLOOR)"
 	$(LANGCHAIN_FLOOR_VENV)/bin/pytest tests/bridges/test_langchain_bridge.py \
 		tests/bridges/test_langchain_paused_thread.py tests/bridges/test_langchain_dropped_pause.py \
-		tests/bridges/test_langchain_whole_call.py \
+		tests/bridges/test_langchain_whole_call.py tests/bridges/test_langchain_streaming.py \
 		tests/catalog tests/conformance/test_hosts.py \
 		-k "langchain or LangChain"
 

@@ -186,6 +186,28 @@ class TestStreamingEvents:
         assert event.text == "Hel"
         assert event == {"data": "Hel"}
 
+    @pytest.mark.parametrize(
+        ("cls", "argument", "key"),
+        [
+            (ModelStreamEvent, {"messageStop": {"stopReason": "end_turn"}}, "event"),
+            (TextDeltaEvent, "Hel", "data"),
+        ],
+    )
+    def test_a_chunk_or_text_event_is_its_one_key_nothing_else(
+        self, cls: type[Any], argument: Any, key: str
+    ) -> None:
+        # The LangChain bridge makes these two per streamed text piece without calling their
+        # ``__init__`` (``dict.__new__`` and the key): this is what makes that the same event.
+        made = dict.__new__(cls)
+        made[key] = argument
+
+        event = cls(argument)
+
+        assert type(event) is cls
+        assert event == made
+        assert list(event) == [key]
+        assert not hasattr(event, "__dict__")
+
     def test_tool_use_delta_names_the_call_and_carries_the_fragment(self) -> None:
         event = ToolUseDeltaEvent("t-1", "weather", '{"city": ')
 

@@ -40,7 +40,7 @@ _USAGE: Any = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
 def _moved(what: str) -> str:
     return (
         f"langchain-core {LANGCHAIN_CORE} changed {what}, which the LangChain bridge calls "
-        "directly: update _called_directly and _direct_stream in "
+        "directly: update _called_directly and direct_pieces in "
         "src/strands_middleware/bridges/langchain/_model_reply.py"
     )
 
@@ -103,6 +103,14 @@ async def test_each_model_call_runs_the_model_once_through_its_own_method() -> N
 def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> None:
     """The relay hands LangChain a model's own chunk for a delta let out unchanged only when it
     equals ``AIMessageChunk(content=text)`` in every field (`_only_text`)."""
+    filled_metadata = AIMessageChunk(content="metadata filled in place")
+    filled_metadata.response_metadata["model"] = "m"
+    filled_kwargs = AIMessageChunk(content="kwargs filled in place")
+    filled_kwargs.additional_kwargs["refusal"] = "no"
+    filled_calls = AIMessageChunk(content="call filled in place")
+    filled_calls.tool_call_chunks.append({"name": "f", "args": "", "id": "1", "index": 0})
+    assigned = AIMessageChunk(content="assigned an id")
+    assigned.id = "run-2"
     chunks = [
         AIMessageChunk(content="plain"),
         AIMessageChunk(content="with an id", id="run-1"),
@@ -114,11 +122,17 @@ def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> No
         AIMessageChunk(content="", tool_call_chunks=[{"name": "f", "args": "", "id": "1"}]),
         AIMessageChunk(content=[{"type": "text", "text": "blocks"}]),
         AIMessageChunk(content=""),
+        filled_metadata,
+        filled_kwargs,
+        filled_calls,
+        assigned,
     ]
     for chunk in chunks:
         content = chunk.content
         equal = isinstance(content, str) and chunk == AIMessageChunk(content=content)
         assert _only_text(chunk) == (equal and bool(content)), chunk
+    # A field given its default explicitly counts as set: such a chunk is rebuilt, equal.
+    assert not _only_text(AIMessageChunk(content="x", id=None))
 
 
 def test_a_history_translated_once_still_hands_each_call_its_own_copy() -> None:

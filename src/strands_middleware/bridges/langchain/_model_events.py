@@ -11,7 +11,7 @@ short path: its Converse chunk is made and taken into the message without being 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain.agents.middleware import ModelResponse
@@ -28,7 +28,8 @@ from ...events import (
 )
 from ...host._model_stream import MessageBuilder
 from ._converse import ai_message, converse_messages
-from ._streaming import END, Relay
+from ._model_reply import Spare
+from ._streaming import Handed, Relay
 
 if TYPE_CHECKING:
     import asyncio
@@ -45,34 +46,26 @@ __all__ = [
 STOP_REASON_KEY = "stop_reason"
 """Where a stop reason a handler set travels on LangChain: the AIMessage's response_metadata."""
 
-# A chunk's fields besides its text, and their values on ``AIMessageChunk(content=text)``.
-_NOT_TEXT = (
-    "id",
-    "name",
-    "usage_metadata",
-    "chunk_position",
-    "tool_call_chunks",
-    "tool_calls",
-    "invalid_tool_calls",
-    "additional_kwargs",
-    "response_metadata",
-)
-_TEXT_ONLY: tuple[Any, ...] = (None, None, None, None, [], [], [], {}, {})
+# A chunk that is one piece of text and nothing else: pydantic's record of the fields set on it
+# (by its constructor or an assignment since) names its content alone, and none of the default
+# containers a model might fill in place after building it was filled. Read on every chunk of a
+# reply: the record is one attribute, where comparing every field costs a C call and a tuple.
+_CONTENT_ONLY = frozenset({"content"})
 
 
 def _only_text(message: Any) -> bool:
-    """Whether ``message`` is equal to ``AIMessageChunk(content=its text)`` in every field.
-
-    Its fields are read from its ``__dict__`` at once (a pydantic model keeps them there):
-    this runs on every chunk of the reply."""
+    """Whether ``message`` is ``AIMessageChunk(content=its text)`` with a text, nothing else
+    set (see `_CONTENT_ONLY`; `relayed_call` runs the same test inline)."""
     content = message.content
     fields: dict[str, Any] = message.__dict__
     return (
         message.__class__ is AIMessageChunk
         and content.__class__ is str
         and content != ""
-        and tuple(map(fields.get, _NOT_TEXT)) == _TEXT_ONLY
-        and not message.__pydantic_extra__
+        and message.__pydantic_fields_set__ == _CONTENT_ONLY
+        and not fields["response_metadata"]
+        and not fields["additional_kwargs"]
+        and not fields["tool_call_chunks"]
     )
 
 
@@ -203,7 +196,7 @@ Started = tuple[Relay, "asyncio.Future[ModelResponse[Any]]", list[ModelStopReaso
 """A LangChain model call under way: its relay, the call, and the results its stream gave."""
 
 
-async def relayed_call(
+async def relayed_call(  # noqa: PLR0915 (one loop on every chunk, written out: a helper is a hop per event)
     start: Callable[[], Started],
     produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]],
 ) -> AsyncGenerator[TypedEvent, None]:
@@ -217,70 +210,122 @@ async def relayed_call(
     started = time.perf_counter()
     relay, call, stops = start()
     if not await relay.begin():  # LangChain answered without calling the model
-        response = await call
-        stop = stop_of(response, int((time.perf_counter() - started) * 1000))
-        produced[id(stop)] = (stop, response)
-        yield ModelMessageEvent(stop.message)
-        yield stop
+        for answer in _answered(await call, started, produced):
+            yield answer
         return
     builder = MessageBuilder()
+    event: Any
     if relay.converse:  # a model of this library's own: its Converse chunks, as they are
         async for event in _library_events(relay, builder, stops):
             yield event
         return
-    # The relay's chunks are read here rather than through `Relay.source`, and translated in
-    # this loop rather than in a generator of their own: two generator hops fewer on every event.
-    # The pieces of the open text are kept here and given to the builder as one delta when the
-    # block ends (the events still carry each piece): the builder reads every delta it is fed.
+    # The model's chunks are read in this loop, from the stream the relay handed over (or the
+    # chunks it relays), and translated here rather than in a generator of their own: two
+    # generator hops fewer on every event. The pieces of the open text are kept here and given
+    # to the builder as one delta when the block ends (the events still carry each piece): the
+    # builder reads every delta it is fed.
+    first: Any = relay.first
+    handed = first.__class__ is Handed
+    pieces: AsyncIterator[Any] = first.stream if handed else relay.source()
     translation = ConverseChunks()
     text_open, index = False, -1
     texts: list[str] = []
     spare = relay.spare
-    chunks = relay.chunks
-    piece: Any = relay.first
-    while True:
-        message: Any = piece.message
-        content: Any = message.content
-        fields: dict[str, Any] = message.__dict__
-        if (  # one more piece of the open text: `_only_text`, inline
-            text_open
-            and message.__class__ is AIMessageChunk
-            and content.__class__ is str
-            and content != ""
-            and tuple(map(fields.get, _NOT_TEXT)) == _TEXT_ONLY
-            and not message.__pydantic_extra__
-        ):
-            if spare is not None and piece.__class__ is ChatGenerationChunk:
-                spare[content] = piece
-            texts.append(content)
-            fragment: Any = {"text": content}
-            yield ModelStreamEvent(
-                {"contentBlockDelta": {"contentBlockIndex": index, "delta": fragment}}
-            )
-            yield TextDeltaEvent(content)
-        else:
+    metadata = relay.metadata
+    piece: Any
+    new: Any = dict.__new__
+    try:
+        async for piece in pieces:
+            if relay.waiting and relay.out:  # the relay streams on what the chain let out
+                relay.waiting = False
+                relay.wake.set()
+            message: Any = piece.message
+            info: Any = piece.generation_info
+            if info:  # LangChain folds a chunk's generation info into its metadata
+                message.response_metadata = {**info, **message.response_metadata}
+            content: Any = message.content
+            fields: dict[str, Any] = message.__dict__
+            if (  # one more piece of the open text: `_only_text`, inline
+                text_open
+                and message.__class__ is AIMessageChunk
+                and content.__class__ is str
+                and content != ""
+                and message.__pydantic_fields_set__ == _CONTENT_ONLY
+                and not fields["response_metadata"]
+                and not fields["additional_kwargs"]
+                and not fields["tool_call_chunks"]
+            ):
+                if spare is not None and piece.__class__ is ChatGenerationChunk:
+                    spare[content] = piece
+                texts.append(content)
+                # The two events made as their classes make them, without a call of their
+                # ``__init__`` (which sets this one key: tests/test_events.py holds them to it).
+                fragment: Any = {"text": content}
+                event = new(ModelStreamEvent)
+                event["event"] = {
+                    "contentBlockDelta": {"contentBlockIndex": index, "delta": fragment}
+                }
+                yield event
+                event = new(TextDeltaEvent)
+                event["data"] = content
+                yield event
+                continue
             if texts:
                 _take_text(builder, index, texts)
-            if spare is not None and piece.__class__ is ChatGenerationChunk and _only_text(message):
-                spare[content] = piece
-            for chunk in translation.of(message):
-                delta = builder.feed(chunk)
-                yield ModelStreamEvent(chunk)
-                if delta is not None:
-                    yield delta
+            for event in _piece_events(piece, builder, translation, metadata, spare):
+                yield event
             text_open, index = translation.text_open, translation.index
-        piece = chunks.popleft() if chunks else await relay.next()
-        if piece.__class__ is not ChatGenerationChunk:
-            if piece is END:
-                break
-            if isinstance(piece, BaseException):
-                raise piece
+    except Exception as failure:
+        if handed:  # LangChain's call of the model fails with it, as it would have
+            relay.fail(failure)
+        raise
+    finally:
+        if handed:
+            aclose = getattr(pieces, "aclose", None)
+            if aclose is not None:
+                await aclose()
     for closing in _ending(builder, translation, relay.metadata, texts):
         yield closing
     message_event, stop = builder.ending()
     stops.append(stop)
     yield message_event
     yield stop
+
+
+def _answered(
+    response: ModelResponse[Any],
+    started: float,
+    produced: dict[int, tuple[ModelStopReason, ModelResponse[Any]]],
+) -> tuple[ModelMessageEvent, ModelStopReason]:
+    """The events of a reply LangChain gave without calling the model (noted in ``produced``)."""
+    stop = stop_of(response, int((time.perf_counter() - started) * 1000))
+    produced[id(stop)] = (stop, response)
+    return ModelMessageEvent(stop.message), stop
+
+
+def _piece_events(
+    piece: Any,
+    builder: MessageBuilder,
+    translation: ConverseChunks,
+    metadata: dict[str, Any],
+    spare: Spare | None,
+) -> list[TypedEvent]:
+    """The events of a chunk other than one more piece of the open text (its response metadata
+    kept in ``metadata``; the chunk kept in ``spare`` when it holds one text delta only)."""
+    message: Any = piece.message
+    text: Any = message.content  # a str where the chunk is kept: `_only_text`
+    kept: Any = message.response_metadata
+    if kept and isinstance(message, AIMessageChunk):
+        metadata.update(kept)
+    if spare is not None and piece.__class__ is ChatGenerationChunk and _only_text(message):
+        spare[text] = piece
+    events: list[TypedEvent] = []
+    for chunk in translation.of(message):
+        delta = builder.feed(chunk)
+        events.append(ModelStreamEvent(chunk))
+        if delta is not None:
+            events.append(delta)
+    return events
 
 
 def _take_text(builder: MessageBuilder, index: int, texts: list[str]) -> None:

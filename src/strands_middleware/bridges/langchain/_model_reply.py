@@ -27,7 +27,15 @@ from langgraph.constants import TAG_NOSTREAM
 from ...content import StreamEvent
 from ._models import LibraryChatModel
 
-__all__ = ["WHOLE_WHEN_ASKED", "Spare", "host_stream", "library_stream", "reply_pieces"]
+__all__ = [
+    "WHOLE_WHEN_ASKED",
+    "Spare",
+    "direct_pieces",
+    "host_stream",
+    "library_stream",
+    "public_pieces",
+    "reply_pieces",
+]
 
 # The model's own chunks that held one text delta and nothing else, by their text: the relay
 # hands LangChain the very chunk for a delta the chain let out unchanged (a chunk built afresh
@@ -77,7 +85,7 @@ def _called_directly(model: BaseChatModel, whole: bool) -> str | None:
     return "_agenerate"
 
 
-async def _direct_stream(
+async def direct_pieces(
     model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any], whole: bool
 ) -> AsyncIterator[Any] | None:
     """The real model's reply from its own ``_astream``/``_agenerate`` (`_called_directly`), as
@@ -150,11 +158,11 @@ async def reply_pieces(
     model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any], whole: bool
 ) -> AsyncIterator[Any]:
     """The real model's reply as `ChatGenerationChunk`s (or `_Piece`s), kept out of every stream
-    the caller reads (the relay's go): called directly (`_direct_stream`) it reports to no
+    the caller reads (the relay's go): called directly (`direct_pieces`) it reports to no
     callbacks; otherwise the tag keeps them out of LangGraph's message stream and no inherited
     callbacks out of ``astream_events``, where the caller would see chunks a handler withheld."""
-    direct = await _direct_stream(model, messages, kwargs, whole)
-    return direct if direct is not None else _public_stream(model, messages, kwargs)
+    direct = await direct_pieces(model, messages, kwargs, whole)
+    return direct if direct is not None else public_pieces(model, messages, kwargs)
 
 
 async def host_stream(
@@ -175,9 +183,12 @@ def _message_of(piece: Any) -> AIMessageChunk | None:
     return message if isinstance(message, AIMessageChunk) else None
 
 
-async def _public_stream(
+async def public_pieces(
     model: BaseChatModel, messages: list[BaseMessage], kwargs: dict[str, Any]
 ) -> AsyncGenerator[_Piece, None]:
+    """The real model's reply through LangChain's own ``astream`` of it, kept out of every
+    stream the caller reads (the tag out of LangGraph's message stream, no inherited callbacks
+    out of ``astream_events``): for a model `direct_pieces` cannot call itself."""
     config: Any = {"tags": [TAG_NOSTREAM], "callbacks": []}
     async for chunk in _bound(model, kwargs).astream(messages, config):
         if isinstance(chunk, AIMessageChunk):

@@ -2,11 +2,22 @@
 
 LangChain calls the model inside ``awrap_model_call``'s handler; this library's chain runs around
 that handler. For Wrap handlers to see each delta, and for LangChain to stream what they let
-through, the bridge hands LangChain a `RelayChatModel` in place of the model it would call. It
-reads the real model (its own ``_astream``/``_agenerate`` where it can: `_called_directly`),
-passes each Converse chunk to the chain's terminal (through the `Relay`), and streams on the
-deltas the chain let out meanwhile, after each chunk the chain caught up with, or once it is a
-few hundred chunks ahead. LangChain's reply is their aggregate, the last carrying the usage.
+through, the bridge hands LangChain a `RelayChatModel` in place of the model it would call. When
+LangChain calls it, the real model's reply reaches the chain's terminal (through the `Relay`)
+and the relay streams on the deltas the chain let out meanwhile; LangChain's reply is their
+aggregate, the last carrying the usage.
+
+The reply reaches the terminal one of two ways:
+
+* handed over: where the real model can be called itself (its own ``_astream``/``_agenerate``,
+  `direct_pieces`), the relay opens its stream and hands the stream to the terminal, which reads
+  it in the chain's task. The relay then only waits for deltas to stream: nothing crosses the
+  two tasks per chunk but the deltas let out, and the relay wakes when the chain's task waits
+  on the model (or ends), as it would for a network read;
+* relayed: otherwise (LangChain's own ``astream`` of the model, a model of this library's own),
+  the relay reads the stream in LangChain's call, as LangChain would, and passes each chunk to
+  the terminal, streaming on the deltas let out after each chunk the chain caught up with, or
+  once it is a few hundred chunks ahead.
 """
 
 from __future__ import annotations
@@ -33,13 +44,20 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict
 
-from ...content import StreamEvent
 from ...events import ModelStopReason, TextDeltaEvent, ToolUseDeltaEvent, TypedEvent
-from ._model_reply import WHOLE_WHEN_ASKED, Spare, host_stream, library_stream, reply_pieces
+from ._model_reply import (
+    WHOLE_WHEN_ASKED,
+    Spare,
+    direct_pieces,
+    host_stream,
+    library_stream,
+    public_pieces,
+)
 from ._models import LibraryChatModel
 
 __all__ = [
     "END",
+    "Handed",
     "Relay",
     "RelayChatModel",
     "calling_through",
@@ -67,6 +85,17 @@ def calling_through(relay: Relay, start: Callable[[], _T]) -> _T:
 
 _Delta = str | tuple[int, str | None, str | None, str]
 
+
+class Handed:
+    """The real model's stream, handed to the terminal to read (the first of a relay's chunks
+    when the model is called itself): its `ChatGenerationChunk`s, or pieces of their shape."""
+
+    __slots__ = ("stream",)
+
+    def __init__(self, stream: AsyncIterator[Any]) -> None:
+        self.stream = stream
+
+
 # Chunks the relay may send ahead of the chain before it waits for the chain to ask for more:
 # the chain still sees each one, and a handler that stops early leaves at most this many unread.
 # Waiting on every chunk would cost two task switches a chunk.
@@ -76,24 +105,30 @@ _AHEAD = 256
 class Relay:
     """One model call's hand-off between the chat model LangChain calls and the chain's terminal.
 
-    Two tasks share it: LangChain's model call (the relay, which `put`s chunks and waits on
-    ``wake`` while ``ahead`` of them are unread) and the chain's terminal (which reads them
-    through `source` and sets ``wake`` when it wants more). Only the terminal ever waits for a
-    chunk, so one future (``_arrived``) is enough to wake it.
+    Two tasks share it: LangChain's model call (the relay) and the chain's terminal. The relay
+    `put`s the model's stream on ``chunks``: handed over whole (`Handed`, then the terminal
+    reads it and `fail`s the relay if it fails), or chunk by chunk, waiting on ``wake`` while
+    ``ahead`` of them are unread (the terminal sets it when it wants more). Only the terminal
+    ever waits for a chunk, so one future (``_arrived``) is enough to wake it. The relay waits
+    on ``wake`` for deltas (``waiting`` set): the terminal sets it when it finds the chain let
+    some out, `settle` and `fail` when the chain is done.
 
     Attributes:
         chunks: The chat model's chunks on their way to the terminal (``END`` closes them, an
-            exception stands for the model call's failure): its `ChatGenerationChunk`s (or
-            pieces of the same shape), or Converse chunks when ``converse`` is set.
+            exception stands for the model call's failure): a `Handed` stream, or its
+            `ChatGenerationChunk`s (or pieces of the same shape) one by one, or Converse chunks
+            when ``converse`` is set.
         converse: The chat model is this library's own, which streams Converse chunks.
+        failure: What the model's stream the terminal read failed with, for the relay to raise.
         first: The first chunk (`begin` waits for it).
-        metadata: The reply's response metadata, kept from each chunk as it is read.
+        metadata: The reply's response metadata, kept from each chunk as the terminal reads it.
         spare: Where the terminal keeps the model's own text-only chunks by their text, for the
             relay to hand LangChain when the chain let that delta out unchanged (when streamed).
         out: The deltas the chain let out, not streamed yet: a text, or a tool call's index,
             id and name (on its first) and input fragment.
         settled: The chain has its result (or failed): nothing more will come out of it.
         used: The relay has been streamed once (a second call of the model passes through).
+        waiting: The relay waits on ``wake`` for the deltas the chain lets out.
     """
 
     __slots__ = (
@@ -101,6 +136,7 @@ class Relay:
         "_tools",
         "chunks",
         "converse",
+        "failure",
         "first",
         "metadata",
         "out",
@@ -108,6 +144,7 @@ class Relay:
         "spare",
         "stop",
         "used",
+        "waiting",
         "wake",
     )
 
@@ -126,6 +163,8 @@ class Relay:
         self.metadata: dict[str, Any] = {}
         self.spare: Spare | None = None
         self._arrived: asyncio.Future[None] | None = None
+        self.waiting = False
+        self.failure: BaseException | None = None
 
     def put(self, chunk: Any) -> None:
         """Hand a chunk (or ``END``, or the failure) on to the terminal."""
@@ -157,7 +196,7 @@ class Relay:
         self.first = first
         return first is not END
 
-    async def source(self) -> AsyncGenerator[StreamEvent, None]:
+    async def source(self) -> AsyncGenerator[Any, None]:
         """The chunks for the terminal (after `begin`), each once the chain asks for it."""
         yield self.first
         chunks = self.chunks
@@ -187,6 +226,11 @@ class Relay:
     def settle(self) -> None:
         """Nothing more will come out of the chain: the relay may finish."""
         self.settled = True
+        self.wake.set()
+
+    def fail(self, failure: BaseException) -> None:
+        """The model's stream the terminal read failed: the relay raises ``failure``."""
+        self.failure = failure
         self.wake.set()
 
     def close(self) -> None:
@@ -307,11 +351,10 @@ async def _relayed(
     """Stream the real model through the chain; yield the deltas the chain let out (in batches:
     those it let out since the last).
 
-    The model's chunks go to the terminal as they are (it translates them, `_model_events`);
-    their response metadata is kept here, in ``relay.metadata``, as each is read. Up to
-    ``ahead`` chunks go to the chain before the relay waits for it to ask for more. ``whole``:
-    LangChain asked the relay for its reply whole, so the real model is asked the same way
-    where it can be (see `_direct_stream`).
+    The model's stream is handed to the terminal where the model is called itself (see the
+    module's docstring); else its chunks go to the terminal one by one, up to ``ahead`` of them
+    before the relay waits for the chain to ask for more. ``whole``: LangChain asked the relay
+    for its reply whole, so the real model is asked the same way where it can be.
     """
     relay = model.current_relay()
     relay.used = True
@@ -322,20 +365,16 @@ async def _relayed(
         source = library_stream(inner, messages, kwargs)
     try:
         if source is None:
-            source = await reply_pieces(inner, messages, kwargs, whole)
+            direct = await direct_pieces(inner, messages, kwargs, whole)
+            if direct is not None:
+                relay.put(Handed(direct))
+                async for batch in _let_out(relay):
+                    yield batch
+                return
+            source = public_pieces(inner, messages, kwargs)
         chunks = relay.chunks
-        metadata = relay.metadata
-        converse = relay.converse
         piece: Any
         async for piece in source:
-            if not converse:
-                message: Any = piece.message
-                info: Any = piece.generation_info
-                if info:  # LangChain folds a chunk's generation info into its metadata
-                    message.response_metadata = {**info, **message.response_metadata}
-                kept: Any = message.response_metadata
-                if kept and isinstance(message, AIMessageChunk):
-                    metadata.update(kept)
             chunks.append(piece)  # `put`, inline: this runs on every chunk
             if relay._arrived is not None:  # pyright: ignore[reportPrivateUsage]
                 relay.wake_terminal()
@@ -363,6 +402,24 @@ async def _relayed(
         await relay.wake.wait()
     if relay.out:
         yield _drain(relay)
+
+
+async def _let_out(relay: Relay) -> AsyncGenerator[list[_Delta], None]:
+    """The deltas the chain lets out while the terminal reads the handed stream, in batches,
+    until the chain settles (or the stream fails: its failure is raised)."""
+    wake = relay.wake
+    while True:
+        if relay.failure is not None:
+            raise relay.failure
+        if relay.out:
+            yield _drain(relay)
+            continue
+        if relay.settled:
+            return
+        relay.waiting = True
+        wake.clear()
+        await wake.wait()
+        relay.waiting = False
 
 
 def reply_of(

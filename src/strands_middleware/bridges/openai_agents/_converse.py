@@ -51,6 +51,8 @@ __all__ = [
 
 
 def _as_dict(item: object) -> dict[str, Any]:
+    if item.__class__ is dict:  # most items and parts: read, never changed, so not copied
+        return cast("dict[str, Any]", item)
     dump = getattr(item, "model_dump", None)
     if callable(dump):
         return cast("dict[str, Any]", dump(exclude_none=True))

@@ -1,0 +1,140 @@
+"""The relay between LangChain's call of the model and the chain (`bridges/langchain/_streaming`).
+
+A chat model the bridge calls itself has its stream handed to the chain's terminal, which reads
+it in the chain's task while LangChain's call waits for what the chain lets out. These tests
+hold that way to what the relay promises: each delta streams as it is let out, a model failing
+mid-reply fails the run with its own error, and a chain that stops early closes the
+model's stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.base import LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from pydantic import Field
+
+from strands_middleware import InvokeModelStage
+from strands_middleware.bridges.langchain import LangChainBridge
+from strands_middleware.events import TextDeltaEvent
+
+from .test_langchain_native_model import _STREAMS_INSIDE_THE_AGENT, prompt
+
+# Loop turns a model waits between its chunks: enough for a delta to reach the caller's stream
+# (the relay wakes, LangChain reports the chunk, LangGraph's stream hands it on) meanwhile.
+_TURNS_BETWEEN_CHUNKS = 10
+
+
+class _PacedModel(BaseChatModel):
+    """Streams ``words`` a chunk each, letting the event loop run between them as a network
+    read does; raises ``failure`` in place of chunk ``fail_at``. ``log`` notes each chunk sent
+    and the stream's closing. Given ``streaming=True``, LangChain streams it however it is
+    called (as it does a provider's model set to stream)."""
+
+    words: list[str]
+    log: list[str] = Field(default_factory=list)
+    fail_at: int | None = None
+    streaming: bool = False
+
+    @property
+    def _llm_type(self) -> str:
+        return "paced-model"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: Any = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        return self.bind(**kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        raise NotImplementedError("streamed only")
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        try:
+            for position, word in enumerate(self.words):
+                for _ in range(_TURNS_BETWEEN_CHUNKS):
+                    await asyncio.sleep(0)
+                if position == self.fail_at:
+                    raise RuntimeError("connection reset")
+                self.log.append(f"model sent {word}")
+                yield ChatGenerationChunk(message=AIMessageChunk(content=word))
+        finally:
+            self.log.append("model stream closed")
+
+
+@InvokeModelStage.wrap
+async def _passing(context: Any, next_fn: Any) -> Any:
+    async for event in next_fn(context):
+        yield event
+
+
+@_STREAMS_INSIDE_THE_AGENT
+async def test_each_delta_streams_as_it_is_let_out_not_when_the_reply_ends() -> None:
+    model = _PacedModel(words=["one ", "two ", "three"])
+    agent = create_agent(model, middleware=[LangChainBridge(_passing)])
+
+    async for chunk, _ in agent.astream(prompt(), stream_mode="messages"):
+        if chunk.content:
+            model.log.append(f"caller read {chunk.content}")
+
+    assert model.log.index("caller read one ") < model.log.index("model sent three"), model.log
+    assert [line for line in model.log if line.startswith("caller")] == [
+        "caller read one ",
+        "caller read two ",
+        "caller read three",
+    ]
+
+
+async def test_a_model_failing_mid_reply_fails_the_run_with_its_own_error() -> None:
+    model = _PacedModel(words=["one ", "two ", "three"], fail_at=1, streaming=True)
+    agent = create_agent(model, middleware=[LangChainBridge(_passing)])
+    read: list[str] = []
+
+    with pytest.raises(RuntimeError, match="connection reset"):
+        async for chunk, _ in agent.astream(prompt(), stream_mode="messages"):
+            read.append(str(chunk.content))
+
+    assert model.log == ["model sent one ", "model stream closed"]
+    assert "two " not in read
+
+
+async def test_a_chain_stopping_early_closes_the_models_stream() -> None:
+    @InvokeModelStage.wrap
+    async def give_up(context: Any, next_fn: Any) -> Any:
+        async for event in next_fn(context):
+            if isinstance(event, TextDeltaEvent):
+                raise LookupError("seen enough")
+            yield event
+
+    model = _PacedModel(words=["one ", "two ", "three"], streaming=True)
+    agent = create_agent(model, middleware=[LangChainBridge(give_up)])
+
+    with pytest.raises(LookupError, match="seen enough"):
+        await agent.ainvoke(prompt())
+
+    assert model.log == ["model sent one ", "model stream closed"]
