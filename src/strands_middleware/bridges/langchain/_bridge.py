@@ -499,15 +499,16 @@ async def _model_result(
     """
     result: ModelStopReason | None = None
     settled = False
+    chunk_class, text_class = ModelStreamEvent, TextDeltaEvent
     try:
         async with chain as stream:
             async for event in stream:
                 # A raw chunk has nothing to let out (the delta event after it has), and it is
                 # half of what streams: one test of its class, not the three of `let_out`.
                 kind = event.__class__
-                if kind is ModelStreamEvent:
+                if kind is chunk_class:
                     continue
-                if kind is TextDeltaEvent and relays:
+                if kind is text_class and relays:
                     # Most of the rest: `let_out`'s first case, inline (``text`` is its payload).
                     relays[-1].out.append(event["data"])
                     continue

@@ -249,7 +249,7 @@ async def relayed_call(  # noqa: PLR0915 (one loop on every chunk, written out: 
                 text_open
                 and message.__class__ is AIMessageChunk
                 and content.__class__ is str
-                and content != ""
+                and content
                 and message.__pydantic_fields_set__ == _CONTENT_ONLY
                 and not fields["response_metadata"]
                 and not fields["additional_kwargs"]
