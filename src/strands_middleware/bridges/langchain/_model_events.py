@@ -11,7 +11,7 @@ short path: its Converse chunk is made and taken into the message without being 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain.agents.middleware import ModelResponse
@@ -319,8 +319,13 @@ def _piece_events(
         metadata.update(kept)
     if spare is not None and piece.__class__ is ChatGenerationChunk and _only_text(message):
         spare[text] = piece
+    return _fed(builder, translation.of(message))
+
+
+def _fed(builder: MessageBuilder, chunks: Iterable[StreamEvent]) -> list[TypedEvent]:
+    """The events of Converse ``chunks``, each fed to ``builder``: the chunk's, then its delta's."""
     events: list[TypedEvent] = []
-    for chunk in translation.of(message):
+    for chunk in chunks:
         delta = builder.feed(chunk)
         events.append(ModelStreamEvent(chunk))
         if delta is not None:
@@ -345,13 +350,7 @@ def _ending(
     """The events of the reply's closing chunks (the text kept is given to the builder first)."""
     if texts:
         _take_text(builder, translation.index, texts)
-    events: list[TypedEvent] = []
-    for chunk in translation.ending(metadata):
-        delta = builder.feed(chunk)
-        events.append(ModelStreamEvent(chunk))
-        if delta is not None:
-            events.append(delta)
-    return events
+    return _fed(builder, translation.ending(metadata))
 
 
 async def _library_events(
