@@ -138,3 +138,30 @@ async def test_a_chain_stopping_early_closes_the_models_stream() -> None:
         await agent.ainvoke(prompt())
 
     assert model.log == ["model sent one ", "model stream closed"]
+
+
+@_STREAMS_INSIDE_THE_AGENT
+async def test_a_delta_let_out_streams_while_its_handler_awaits_something_else() -> None:
+    caller_read = asyncio.Event()
+    log: list[str] = []
+
+    @InvokeModelStage.wrap
+    async def slow_check(context: Any, next_fn: Any) -> Any:
+        async for event in next_fn(context):
+            yield event
+            if isinstance(event, TextDeltaEvent) and event.text == "one ":
+                # A handler awaiting something of its own (a moderation call, say) after a
+                # delta: the caller reads that delta meanwhile.
+                try:
+                    await asyncio.wait_for(caller_read.wait(), timeout=2.0)
+                    log.append("handler saw the caller read it")
+                except asyncio.TimeoutError:
+                    log.append("handler waited in vain")
+
+    model = _PacedModel(words=["one ", "two "])
+    agent = create_agent(model, middleware=[LangChainBridge(slow_check)])
+    async for chunk, _ in agent.astream(prompt(), stream_mode="messages"):
+        if chunk.content == "one ":
+            caller_read.set()
+
+    assert log == ["handler saw the caller read it"]

@@ -510,7 +510,10 @@ async def _model_result(
                     continue
                 if kind is text_class and relays:
                     # Most of the rest: `let_out`'s first case, inline (``text`` is its payload).
-                    relays[-1].out.append(event["data"])
+                    relay = relays[-1]
+                    relay.out.append(event["data"])
+                    if relay.waiting:
+                        relay.wake_relay()
                     continue
                 if isinstance(event, ModelStopReason):
                     result = event

@@ -236,9 +236,6 @@ async def relayed_call(  # noqa: PLR0915 (one loop on every chunk, written out: 
     new: Any = dict.__new__
     try:
         async for piece in pieces:
-            if relay.waiting and relay.out:  # the relay streams on what the chain let out
-                relay.waiting = False
-                relay.wake.set()
             message: Any = piece.message
             info: Any = piece.generation_info
             if info:  # LangChain folds a chunk's generation info into its metadata

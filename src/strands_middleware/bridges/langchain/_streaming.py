@@ -12,8 +12,9 @@ The reply reaches the terminal one of two ways:
 * handed over: where the real model can be called itself (its own ``_astream``/``_agenerate``,
   `direct_pieces`), the relay opens its stream and hands the stream to the terminal, which reads
   it in the chain's task. The relay then only waits for deltas to stream: nothing crosses the
-  two tasks per chunk but the deltas let out, and the relay wakes when the chain's task waits
-  on the model (or ends), as it would for a network read;
+  two tasks per chunk but the deltas let out, and a delta let out wakes the relay, which streams
+  it as soon as the chain's task waits (on the model's next chunk, or on anything a handler
+  awaits) or ends;
 * relayed: otherwise (LangChain's own ``astream`` of the model, a model of this library's own),
   the relay reads the stream in LangChain's call, as LangChain would, and passes each chunk to
   the terminal, streaming on the deltas let out after each chunk the chain caught up with, or
@@ -110,8 +111,8 @@ class Relay:
     reads it and `fail`s the relay if it fails), or chunk by chunk, waiting on ``wake`` while
     ``ahead`` of them are unread (the terminal sets it when it wants more). Only the terminal
     ever waits for a chunk, so one future (``_arrived``) is enough to wake it. The relay waits
-    on ``wake`` for deltas (``waiting`` set): the terminal sets it when it finds the chain let
-    some out, `settle` and `fail` when the chain is done.
+    on ``wake`` for deltas (``waiting`` set): the chain's driver sets it as it notes one let out
+    (`let_out`, `wake_relay`), `settle` and `fail` when the chain is done.
 
     Attributes:
         chunks: The chat model's chunks on their way to the terminal (``END`` closes them, an
@@ -222,6 +223,14 @@ class Relay:
         elif isinstance(event, ModelStopReason):
             self.stop = event
             self.settle()
+            return
+        if self.waiting:
+            self.wake_relay()
+
+    def wake_relay(self) -> None:
+        """Wake the relay waiting for deltas (``waiting``): the chain let one out."""
+        self.waiting = False
+        self.wake.set()
 
     def settle(self) -> None:
         """Nothing more will come out of the chain: the relay may finish."""
