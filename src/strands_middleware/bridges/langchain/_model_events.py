@@ -276,11 +276,10 @@ async def relayed_call(  # noqa: PLR0915 (one loop on every chunk, written out: 
         if handed:  # LangChain's call of the model fails with it, as it would have
             relay.fail(failure)
         raise
-    finally:
-        if handed:
-            aclose = getattr(pieces, "aclose", None)
-            if aclose is not None:
-                await aclose()
+    finally:  # a chain that stops early closes the model's stream (or the relay's chunks)
+        aclose = getattr(pieces, "aclose", None)
+        if aclose is not None:
+            await aclose()
     for closing in _ending(builder, translation, relay.metadata, texts):
         yield closing
     message_event, stop = builder.ending()
