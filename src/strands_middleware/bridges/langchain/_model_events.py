@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STOP_REASON_KEY",
     "ConverseChunks",
+    "events_fed",
     "relayed_call",
     "response_of",
     "stop_of",
@@ -315,10 +316,10 @@ def _piece_events(
         metadata.update(kept)
     if spare is not None and piece.__class__ is ChatGenerationChunk and _only_text(message):
         spare[text] = piece
-    return _fed(builder, translation.of(message))
+    return events_fed(builder, translation.of(message))
 
 
-def _fed(builder: MessageBuilder, chunks: Iterable[StreamEvent]) -> list[TypedEvent]:
+def events_fed(builder: MessageBuilder, chunks: Iterable[StreamEvent]) -> list[TypedEvent]:
     """The events of Converse ``chunks``, each fed to ``builder``: the chunk's, then its delta's."""
     events: list[TypedEvent] = []
     for chunk in chunks:
@@ -346,7 +347,7 @@ def _ending(
     """The events of the reply's closing chunks (the text kept is given to the builder first)."""
     if texts:
         _take_text(builder, translation.index, texts)
-    return _fed(builder, translation.ending(metadata))
+    return events_fed(builder, translation.ending(metadata))
 
 
 async def _library_events(

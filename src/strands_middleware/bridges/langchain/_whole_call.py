@@ -43,7 +43,7 @@ from ...events import (
 from ...host._model_call import ModelStagePoint
 from ...host._model_stream import MessageBuilder
 from ...stages._invoke_model import InvokeModelContext
-from ._model_events import ConverseChunks, response_of, stop_reason_in
+from ._model_events import ConverseChunks, events_fed, response_of, stop_reason_in
 from ._model_reply import WHOLE_WHEN_ASKED
 from ._models import LibraryChatModel
 from ._streaming import Relay, reply_of
@@ -168,12 +168,7 @@ def _checked_events(ai: AIMessage) -> list[TypedEvent]:
     chunks = translation.of_parts(ai.content, ai.usage_metadata, calls)
     chunks += translation.ending(ai.response_metadata)
     builder = MessageBuilder()
-    events: list[TypedEvent] = []
-    for chunk in chunks:
-        delta = builder.feed(chunk)
-        events.append(ModelStreamEvent(chunk))
-        if delta is not None:
-            events.append(delta)
+    events = events_fed(builder, chunks)
     message_event, stop = builder.ending()
     events.append(message_event)
     events.append(stop)
