@@ -2,71 +2,45 @@
 
 A chat model the bridge calls itself has its stream handed to the chain's terminal, which reads
 it in the chain's task while LangChain's call waits for what the chain lets out. These tests
-hold that way to what the relay promises: each delta streams as it is let out, a model failing
-mid-reply fails the run with its own error, and a chain that stops early closes the
-model's stream.
+hold that way to what the relay promises: each delta streams as it is let out (while its
+handler awaits something else too), a model failing mid-reply fails the run with its own error,
+and a chain that stops early closes the model's stream.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.language_models.base import LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.outputs import ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.tools import BaseTool
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
 from pydantic import Field
 
 from strands_middleware import InvokeModelStage
 from strands_middleware.bridges.langchain import LangChainBridge
 from strands_middleware.events import TextDeltaEvent
 
-from .test_langchain_native_model import _STREAMS_INSIDE_THE_AGENT, prompt
+from .test_langchain_native_model import _STREAMS_INSIDE_THE_AGENT, ReplyModel, prompt
 
 # Loop turns a model waits between its chunks: enough for a delta to reach the caller's stream
 # (the relay wakes, LangChain reports the chunk, LangGraph's stream hands it on) meanwhile.
 _TURNS_BETWEEN_CHUNKS = 10
 
 
-class _PacedModel(BaseChatModel):
+class _PacedModel(ReplyModel):
     """Streams ``words`` a chunk each, letting the event loop run between them as a network
-    read does; raises ``failure`` in place of chunk ``fail_at``. ``log`` notes each chunk sent
+    read does; fails ("connection reset") in place of chunk ``fail_at``. ``log`` notes each chunk sent
     and the stream's closing. Given ``streaming=True``, LangChain streams it however it is
-    called (as it does a provider's model set to stream)."""
+    called (as it does a provider's model set to stream); it answers no other way."""
 
+    replies: list[Any] = Field(default_factory=list)
     words: list[str]
-    log: list[str] = Field(default_factory=list)
     fail_at: int | None = None
     streaming: bool = False
-
-    @property
-    def _llm_type(self) -> str:
-        return "paced-model"
-
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: Any = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        return self.bind(**kwargs)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        raise NotImplementedError("streamed only")
 
     async def _astream(
         self,
