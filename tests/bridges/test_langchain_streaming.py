@@ -33,9 +33,9 @@ _TURNS_BETWEEN_CHUNKS = 10
 
 class _PacedModel(ReplyModel):
     """Streams ``words`` a chunk each, letting the event loop run between them as a network
-    read does; fails ("connection reset") in place of chunk ``fail_at``. ``log`` notes each chunk sent
-    and the stream's closing. Given ``streaming=True``, LangChain streams it however it is
-    called (as it does a provider's model set to stream); it answers no other way."""
+    read does; fails ("connection reset") in place of chunk ``fail_at``. ``log`` notes each
+    chunk sent and the stream's closing. Given ``streaming=True``, LangChain streams it however
+    it is called (as it does a provider's model set to stream); it answers no other way."""
 
     replies: list[Any] = Field(default_factory=list)
     words: list[str]
