@@ -73,8 +73,15 @@ def _text_of(content: object) -> str:
         return content
     parts: list[str] = []
     for part in cast("Sequence[Any]", content or []):
-        data = _as_dict(part)
-        text = data.get("text", data.get("refusal"))
+        if part.__class__ is dict or not hasattr(part, "model_dump"):
+            data = _as_dict(part)
+            text = data.get("text", data.get("refusal"))
+        else:
+            # A model output part (``ResponseOutputText``, a refusal): its fields read as they
+            # are, with no dump of the whole part.
+            text = getattr(part, "text", None)
+            if text is None:
+                text = getattr(part, "refusal", None)
         if isinstance(text, str):
             parts.append(text)
     return "".join(parts)

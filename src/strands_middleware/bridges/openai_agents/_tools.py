@@ -45,7 +45,7 @@ from ...content import ToolResult, ToolSpec, ToolUse
 from ...engine._registry import MiddlewareRegistry
 from ...events import ToolResultEvent
 from ...exceptions import InterruptException, InterruptResponseFormatError, InterruptResumeError
-from ...host._tool_call import ToolStagePoint, copy_tool_use, make_tool_terminal
+from ...host._tool_call import ToolStagePoint, make_tool_terminal
 from ...interrupts import Interrupt
 from ...stages._execute_tool import ExecuteToolStage
 from ...stores._protocols import SnapshotStore
@@ -108,7 +108,12 @@ class _Consulted(Mapping[str, Interrupt]):
 
 
 class _SDKTool:
-    """One call of an SDK function tool, as the `AgentTool` the chain's terminal runs."""
+    """One call of an SDK function tool, as the `AgentTool` the chain's terminal runs.
+
+    ``given_input`` is the call's arguments as the SDK parsed them (never handed to handlers,
+    who edit a copy): the arguments reaching the terminal equal to it go to the SDK as the
+    model's own string.
+    """
 
     __slots__ = ("_input", "_invoker", "_start", "produced", "tool")
 
@@ -116,12 +121,12 @@ class _SDKTool:
         self,
         tool: FunctionTool,
         invoker: Invoker,
-        shown_input: Any,
+        given_input: Any,
         start: Callable[[], Awaitable[Invocation]],
     ) -> None:
         self.tool = tool
         self._invoker = invoker
-        self._input = shown_input
+        self._input = given_input
         self._start = start
         self.produced: tuple[ToolResultEvent, Any] | None = None
 
@@ -251,7 +256,9 @@ class ToolCalls:
             pending.settle()
             return await pending.invoked
 
-        pending = _Pending(_SDKTool(tool, invoker, copy_tool_use(tool_use)["input"], start))
+        # The SDK's own arguments are what a handler's are compared with: handlers get a copy
+        # (the stage point makes it), and nothing here changes them.
+        pending = _Pending(_SDKTool(tool, invoker, params, start))
         task = asyncio.create_task(self._run(pending.tool, tool_use, {}))
         task.add_done_callback(pending.settle)
         pending.task = task
@@ -357,7 +364,7 @@ class ToolCalls:
         async def start() -> Invocation:
             return context, args_json
 
-        sdk_tool = _SDKTool(tool, invoker, copy_tool_use(tool_use)["input"], start)
+        sdk_tool = _SDKTool(tool, invoker, arguments, start)
         try:
             event = await self._run(sdk_tool, tool_use, answers)
         except InterruptException as again:
