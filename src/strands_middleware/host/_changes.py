@@ -13,7 +13,13 @@ import operator
 from collections.abc import Callable
 from typing import Any, cast
 
-__all__ = ["Handed", "public_fields"]
+__all__ = ["UNTRACKED", "Handed", "public_fields"]
+
+UNTRACKED = (
+    "this {point} was made with tracks_changes=False, so it kept no record of what it handed "
+    "the handlers: make it with tracks_changes=True (the default) to ask what they changed"
+)
+"""The error of a stage point asked what changed when it was told not to keep track."""
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _READERS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] = {}

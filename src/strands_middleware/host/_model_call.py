@@ -14,6 +14,7 @@ from ..events import ModelStopReason, TypedEvent
 from ..exceptions import MissingResultError
 from ..models import Model
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage, split_system_prompt
+from ._changes import UNTRACKED as _UNTRACKED
 from ._changes import Handed
 from ._model_stream import process_model_stream
 from ._token_projection import CallUsage
@@ -68,7 +69,10 @@ class ModelStagePoint:
     itself, which then hands the result to `finished`), and sends the host what `changed`
     reports, translated back. The request values are handed to handlers as given (a bridge's
     translation is already a copy of the host's data); ``copy_request=True`` deep-copies them
-    first, as a host handing out its own lists must.
+    first, as a host handing out its own lists must. A bridge that tells what handlers changed
+    its own way (comparing the request with a translation of its own) passes
+    ``tracks_changes=False``: the point then keeps no record of what it handed out, and
+    `changed` is refused.
 
     ``projected_input_tokens`` is the request's input tokens as strands-agents estimates them
     (see `project_input_tokens`): a host that has the figure passes it; without it (None), the
@@ -97,6 +101,7 @@ class ModelStagePoint:
         model: Model,
         projected_input_tokens: int | None = None,
         copy_request: bool = False,
+        tracks_changes: bool = True,
     ) -> None:
         if copy_request:
             messages = copy.deepcopy(messages)
@@ -119,15 +124,21 @@ class ModelStagePoint:
             model=model,
             projected_input_tokens=projected_input_tokens,
         )
-        self._handed = Handed(self.context)
+        self._handed = Handed(self.context) if tracks_changes else None
 
     def changed(self, ours: InvokeModelContext) -> dict[str, Any]:
         """The fields of ``ours`` (what reached the terminal) the handlers changed, by name.
 
         A field counts as changed when it holds another object than the one handed out, or
         when a list it holds was changed in place (an item added, removed or replaced).
+
+        Raises:
+            RuntimeError: The point was made with ``tracks_changes=False``.
         """
-        return self._handed.changed(ours)
+        handed = self._handed
+        if handed is None:
+            raise RuntimeError(_UNTRACKED.format(point="ModelStagePoint"))
+        return handed.changed(ours)
 
     def open(self, terminal: ModelTerminal) -> OpenedChain[TypedEvent]:
         """The chain around ``terminal``, for a host that iterates it in its own block.

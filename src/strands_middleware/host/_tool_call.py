@@ -38,6 +38,7 @@ from ..exceptions import InterruptException, InterruptMisuseError, MissingResult
 from ..interrupts import Interrupt, InterruptLedger
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..tools import AgentTool
+from ._changes import UNTRACKED as _UNTRACKED
 from ._changes import Handed
 from ._interrupt_state import InterruptState
 
@@ -146,7 +147,9 @@ class ToolStagePoint:
     tool call with the rules every host shares (`run_tool_stage`), and sends the host what
     `changed` reports, translated back. A host whose contexts ask interrupts its own way passes
     its subclass of `ExecuteToolContext` as ``context_type`` and that class's own fields in
-    ``extra``.
+    ``extra``. A bridge that never asks `changed` (its terminal reads the context as it
+    arrives) passes ``tracks_changes=False``, and the point keeps no record of what it handed
+    out.
 
     Attributes:
         context: The context the handlers receive.
@@ -165,6 +168,7 @@ class ToolStagePoint:
         cancel_signal: threading.Event,
         interrupts: Mapping[str, Interrupt] = _NO_INTERRUPTS,
         context_type: type[ExecuteToolContext] = ExecuteToolContext,
+        tracks_changes: bool = True,
         **extra: Any,
     ) -> None:
         self._registry = registry
@@ -179,7 +183,7 @@ class ToolStagePoint:
             cancel_signal=cancel_signal,
             interrupts=interrupts,
         )
-        self._handed = Handed(self.context)
+        self._handed = Handed(self.context) if tracks_changes else None
 
     def changed(self, ours: ExecuteToolContext) -> dict[str, Any]:
         """The fields of ``ours`` (what reached the terminal) the handlers changed, by name.
@@ -188,8 +192,14 @@ class ToolStagePoint:
         get a copy they may edit in place, so identity says nothing); any other field when it
         holds another object. ``cancel_signal`` is the executor's: a host keeps its own whatever
         this says.
+
+        Raises:
+            RuntimeError: The point was made with ``tracks_changes=False``.
         """
-        changes = self._handed.changed(ours)
+        handed = self._handed
+        if handed is None:
+            raise RuntimeError(_UNTRACKED.format(point="ToolStagePoint"))
+        changes = handed.changed(ours)
         if ours.tool_use == self._given:
             changes.pop("tool_use", None)
         else:

@@ -105,7 +105,7 @@ def converse_messages(items: str | Sequence[TResponseInputItem]) -> Messages:
         return [{"role": "user", "content": [{"text": items}]}]
     messages: Messages = []
     for item in items:
-        data = _as_dict(item)
+        data: Any = item if item.__class__ is dict else _as_dict(item)
         kind = data.get("type")
         if kind == "function_call":
             block: ContentBlock = {

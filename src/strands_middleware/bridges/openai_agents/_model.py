@@ -91,6 +91,7 @@ class _ModelCall:
             invocation_state={},
             # The SDK's own model: a handler may hand another one (or one of this library's).
             model=cast(Any, self.wrapped),
+            tracks_changes=False,  # `_arguments` compares the request with its own copy
         )
 
     def _arguments(self, ours: InvokeModelContext) -> tuple[Any, ...]:
@@ -199,10 +200,11 @@ class MiddlewareModel(Model):
             (output_schema, handoffs, tracing),
         )
         call = _ModelCall(self, request, kwargs)
-        result = await call.point.result(call.terminal)
+        response = call.relay.response_of(await call.point.result(call.terminal))
         if calls is not None:
-            calls.note_message(result.message["content"])
-        return call.relay.response_of(result)
+            # The function calls the SDK is given: the model's own, or the result's as sent.
+            calls.note(response.output)
+        return response
 
     def stream_response(  # noqa: PLR0917 - the SDK's own signature
         self,

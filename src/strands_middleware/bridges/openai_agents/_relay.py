@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections import deque
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from agents import Model, ModelResponse, Usage
@@ -70,10 +70,24 @@ _NO_COMPLETION = (
 
 
 def _reply_events(
-    blocks: list[ContentBlock], stop_reason: str, usage: ConverseUsage, *, start: bool
+    blocks: list[ContentBlock],
+    stop_reason: str,
+    usage: ConverseUsage,
+    *,
+    start: bool,
+    output: Sequence[Any] = (),
 ) -> list[TypedEvent]:
     """A reply's ``blocks`` as the events a model streaming them makes: each Converse chunk
-    (the message's start first when ``start``), followed by its delta event, then its end."""
+    (the message's start first when ``start``), followed by its delta event, then its end.
+
+    A tool call's input streams as the arguments text of its function call among ``output``
+    (the items the blocks were made of), as the model wrote it, else as its JSON.
+    """
+    texts = {
+        item.call_id: item.arguments
+        for item in output
+        if item.__class__ is ResponseFunctionToolCall and item.arguments
+    }
     events: list[TypedEvent] = []
     if start:
         events.append(ModelStreamEvent({"messageStart": {"role": "assistant"}}))
@@ -81,7 +95,9 @@ def _reply_events(
         if "toolUse" in block:
             use = block["toolUse"]
             tool_id, name, arguments = use["toolUseId"], use["name"], use["input"]
-            text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            text = texts.get(tool_id)
+            if text is None:
+                text = arguments if isinstance(arguments, str) else json.dumps(arguments)
             opened: Any = {"toolUse": {"toolUseId": tool_id, "name": name}}
             events += (
                 ModelStreamEvent({"contentBlockStart": {"start": opened}}),
@@ -182,7 +198,8 @@ class ModelRelay:
         message = converse_message(response.output)
         stop_reason = stop_reason_of(message)
         usage = converse_usage(response.usage)
-        for event in _reply_events(message["content"], stop_reason, usage, start=True):
+        blocks = message["content"]
+        for event in _reply_events(blocks, stop_reason, usage, start=True, output=response.output):
             yield event
         yield ModelMessageEvent(message)
         yield ModelStopReason(stop_reason, message, usage, {"latencyMs": 0})
@@ -308,7 +325,8 @@ class ModelRelay:
         self._result = ModelStopReason(stop_reason, message, usage, {"latencyMs": 0})
         # The blocks already streamed are in the message; the rest follows.
         rest = [item for index, item in enumerate(output) if index not in self._streamed]
-        events = _reply_events(converse_message(rest)["content"], stop_reason, usage, start=False)
+        blocks = converse_message(rest)["content"]
+        events = _reply_events(blocks, stop_reason, usage, start=False, output=rest)
         loose = self._loose
         if loose:  # they go with the first chunk made here (there is always one: messageStop)
             self.pending.append((events[0]["event"], loose))

@@ -234,6 +234,7 @@ class ToolCalls:
             invocation_state={},
             cancel_signal=signal,
             interrupts=answers,
+            tracks_changes=False,  # the terminal reads the call as it arrives
         )
         return point.result(make_tool_terminal(signal))
 
