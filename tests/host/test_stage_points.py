@@ -143,3 +143,31 @@ def test_a_tool_point_builds_a_hosts_own_context_class() -> None:
     assert isinstance(point.context, HostContext)
     assert getattr(point.context, "_host") == "host"  # noqa: B009
     assert ExecuteToolStage.result_event is ToolResultEvent
+
+
+def test_points_that_keep_no_record_refuse_to_say_what_changed() -> None:
+    registry = MiddlewareRegistry()
+    model = ModelStagePoint(
+        registry,
+        agent="agent",
+        messages=list(USER),
+        system_prompt="sys",
+        tool_specs=[],
+        tool_choice=None,
+        invocation_state={},
+        model=ScriptedModel([text_turn("hello")]),
+        tracks_changes=False,
+    )
+    with pytest.raises(RuntimeError, match="tracks_changes=False"):
+        model.changed(model.context)
+    tool = ToolStagePoint(
+        registry,
+        agent="agent",
+        tool=None,
+        tool_use={"toolUseId": "t1", "name": "echo", "input": {}},
+        invocation_state={},
+        cancel_signal=threading.Event(),
+        tracks_changes=False,
+    )
+    with pytest.raises(RuntimeError, match="tracks_changes=False"):
+        tool.changed(tool.context)

@@ -6,6 +6,7 @@ import os
 
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 
+import contextlib
 import dataclasses
 import json
 from collections.abc import AsyncGenerator
@@ -20,10 +21,17 @@ from agents import (
     RunConfig,
     Runner,
     RunState,
+    Usage,
     function_tool,
     set_tracing_disabled,
 )
-from agents.exceptions import UserError
+from agents.exceptions import AgentsException, UserError
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputRefusal,
+    ResponseOutputText,
+)
 
 from strands_middleware import ExecuteToolStage, InvokeModelStage, MiddlewareResult
 from strands_middleware.bridges.openai_agents import (
@@ -33,7 +41,7 @@ from strands_middleware.bridges.openai_agents import (
 from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
 from strands_middleware.catalog import ToolApproval
 from strands_middleware.engine._handlers import MiddlewareNext
-from strands_middleware.events import ModelStopReason, TypedEvent
+from strands_middleware.events import ModelStopReason, ToolUseDeltaEvent, TypedEvent
 from strands_middleware.exceptions import InterruptResumeError
 from strands_middleware.experimental import AgentStreamStage
 from strands_middleware.stages._execute_tool import ExecuteToolContext
@@ -416,3 +424,75 @@ async def test_an_answer_the_gate_does_not_accept_is_refused_and_the_state_is_un
     middleware.resume(state, {interrupt.id: "approve"})
     done = await run(agent, state, streamed=False)
     assert (done.final_output, deleted) == ("Done.", ["/a"])
+
+
+class OwnOutputModel(Model):
+    """Answers with output items as a Responses model writes them (not from Converse)."""
+
+    def __init__(self, outputs: list[list[Any]]) -> None:
+        self.outputs = outputs
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        return ModelResponse(output=self.outputs.pop(0), usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("this model answers whole only")
+
+
+def _said(text: str, *, refused: bool = False) -> ResponseOutputMessage:
+    part: Any = (
+        ResponseOutputRefusal(type="refusal", refusal=text)
+        if refused
+        else ResponseOutputText(type="output_text", text=text, annotations=[])
+    )
+    return ResponseOutputMessage(
+        id="msg_1", type="message", role="assistant", status="completed", content=[part]
+    )
+
+
+async def test_a_whole_reply_streams_a_tool_input_as_the_model_wrote_it() -> None:
+    seen: list[Any] = []
+
+    @InvokeModelStage.wrap
+    async def watch(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            if isinstance(event, ToolUseDeltaEvent):
+                seen.append(event["tool_use_delta"]["input"])
+            elif isinstance(event, ModelStopReason):
+                seen.append(event.message["content"])
+            yield event
+
+    written = '{"path":"/a"}'  # no spaces: not what json.dumps writes
+    call = ResponseFunctionToolCall(
+        id="fc_1", call_id="t1", type="function_call", name="delete_file", arguments=written
+    )
+    model = OwnOutputModel([[call], [_said("Done.")]])
+    agent = OpenAIAgentsMiddleware(watch).wrap(Agent("a", model=model, tools=[delete_file]))
+    result = await run(agent, "Delete /a", streamed=False)
+    assert result.final_output == "Done."
+    assert deleted == ["/a"]
+    use = {"toolUse": {"toolUseId": "t1", "name": "delete_file", "input": {"path": "/a"}}}
+    assert seen == [written, [use], [{"text": "Done."}]]
+
+
+async def test_a_refusal_reaches_handlers_as_the_replys_text() -> None:
+    seen: list[Any] = []
+
+    @InvokeModelStage.wrap
+    async def watch(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            if isinstance(event, ModelStopReason):
+                seen.append(event.message["content"])
+            yield event
+
+    model = OwnOutputModel([[_said("I cannot help with that.", refused=True)]])
+    agent = OpenAIAgentsMiddleware(watch).wrap(Agent("a", model=model))
+    # Newer SDK releases end a run whose model refused (ModelRefusalError), once the
+    # model call (and its chain) is over.
+    with contextlib.suppress(AgentsException):
+        await run(agent, "Delete everything", streamed=False)
+    assert seen == [[{"text": "I cannot help with that."}]]
