@@ -150,6 +150,7 @@ class PydanticAIMiddleware(AbstractCapability[Any], MiddlewareHostMixin):
             invocation_state=self._run_state(),
             cancel_signal=signal,
             interrupts=answered,
+            tracks_changes=False,  # the tool compares the call's input itself
         )
         try:
             result = await point.result(make_tool_terminal(signal))

@@ -193,6 +193,7 @@ class _ModelCall:
             invocation_state=model.invocation_state,
             # pydantic-ai's own model (see README), or the model of this library it plays.
             model=self._shown_model,
+            tracks_changes=False,  # the request is compared with its own translation
         )
 
     def terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
