@@ -104,8 +104,9 @@ def converse_messages(items: str | Sequence[TResponseInputItem]) -> Messages:
     if isinstance(items, str):
         return [{"role": "user", "content": [{"text": items}]}]
     messages: Messages = []
-    for item in items:
-        data: Any = item if item.__class__ is dict else _as_dict(item)
+    given: Any
+    for given in items:
+        data: Any = given if given.__class__ is dict else _as_dict(given)
         kind = data.get("type")
         if kind == "function_call":
             block: ContentBlock = {
