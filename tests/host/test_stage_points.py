@@ -28,7 +28,9 @@ from strands_middleware.testing import ScriptedModel, text_turn
 USER: Any = [{"role": "user", "content": [{"text": "hi"}]}]
 
 
-def model_point(registry: MiddlewareRegistry, model: Any = None) -> ModelStagePoint:
+def model_point(
+    registry: MiddlewareRegistry, model: Any = None, *, tracks_changes: bool = True
+) -> ModelStagePoint:
     return ModelStagePoint(
         registry,
         agent="agent",
@@ -38,6 +40,7 @@ def model_point(registry: MiddlewareRegistry, model: Any = None) -> ModelStagePo
         tool_choice=None,
         invocation_state={},
         model=model or ScriptedModel([text_turn("hello")]),
+        tracks_changes=tracks_changes,
     )
 
 
@@ -147,17 +150,7 @@ def test_a_tool_point_builds_a_hosts_own_context_class() -> None:
 
 def test_points_that_keep_no_record_refuse_to_say_what_changed() -> None:
     registry = MiddlewareRegistry()
-    model = ModelStagePoint(
-        registry,
-        agent="agent",
-        messages=list(USER),
-        system_prompt="sys",
-        tool_specs=[],
-        tool_choice=None,
-        invocation_state={},
-        model=ScriptedModel([text_turn("hello")]),
-        tracks_changes=False,
-    )
+    model = model_point(registry, tracks_changes=False)
     with pytest.raises(RuntimeError, match="tracks_changes=False"):
         model.changed(model.context)
     tool = ToolStagePoint(

@@ -13,13 +13,7 @@ import operator
 from collections.abc import Callable
 from typing import Any, cast
 
-__all__ = ["UNTRACKED", "Handed", "public_fields"]
-
-UNTRACKED = (
-    "this {point} was made with tracks_changes=False, so it kept no record of what it handed "
-    "the handlers: make it with tracks_changes=True (the default) to ask what they changed"
-)
-"""The error of a stage point asked what changed when it was told not to keep track."""
+__all__ = ["UNTRACKED", "Handed", "Untracked", "public_fields"]
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _READERS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] = {}
@@ -92,3 +86,26 @@ class Handed:
             ):
                 changes[names[at]] = value
         return changes
+
+
+class Untracked:
+    """What a stage point made with ``tracks_changes=False`` keeps instead of a `Handed`: no
+    record at all, so asked what changed it refuses (one object serves every such point)."""
+
+    __slots__ = ()
+
+    def changed(self, ours: Any) -> dict[str, Any]:
+        """Refuse: nothing was recorded to compare ``ours`` with.
+
+        Raises:
+            RuntimeError: Always.
+        """
+        raise RuntimeError(
+            f"this stage point (for a {type(ours).__name__}) was made with "
+            "tracks_changes=False, so it kept no record of what it handed the handlers: make "
+            "it with tracks_changes=True (the default) to ask what they changed"
+        )
+
+
+UNTRACKED = Untracked()
+"""The record of every stage point made with ``tracks_changes=False``."""

@@ -14,8 +14,7 @@ from ..events import ModelStopReason, TypedEvent
 from ..exceptions import MissingResultError
 from ..models import Model
 from ..stages._invoke_model import InvokeModelContext, InvokeModelStage, split_system_prompt
-from ._changes import UNTRACKED as _UNTRACKED
-from ._changes import Handed
+from ._changes import UNTRACKED, Handed, Untracked
 from ._model_stream import process_model_stream
 from ._token_projection import CallUsage
 
@@ -124,7 +123,7 @@ class ModelStagePoint:
             model=model,
             projected_input_tokens=projected_input_tokens,
         )
-        self._handed = Handed(self.context) if tracks_changes else None
+        self._handed: Handed | Untracked = Handed(self.context) if tracks_changes else UNTRACKED
 
     def changed(self, ours: InvokeModelContext) -> dict[str, Any]:
         """The fields of ``ours`` (what reached the terminal) the handlers changed, by name.
@@ -135,10 +134,7 @@ class ModelStagePoint:
         Raises:
             RuntimeError: The point was made with ``tracks_changes=False``.
         """
-        handed = self._handed
-        if handed is None:
-            raise RuntimeError(_UNTRACKED.format(point="ModelStagePoint"))
-        return handed.changed(ours)
+        return self._handed.changed(ours)
 
     def open(self, terminal: ModelTerminal) -> OpenedChain[TypedEvent]:
         """The chain around ``terminal``, for a host that iterates it in its own block.

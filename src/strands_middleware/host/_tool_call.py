@@ -38,8 +38,7 @@ from ..exceptions import InterruptException, InterruptMisuseError, MissingResult
 from ..interrupts import Interrupt, InterruptLedger
 from ..stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ..tools import AgentTool
-from ._changes import UNTRACKED as _UNTRACKED
-from ._changes import Handed
+from ._changes import UNTRACKED, Handed, Untracked
 from ._interrupt_state import InterruptState
 
 __all__ = [
@@ -183,7 +182,7 @@ class ToolStagePoint:
             cancel_signal=cancel_signal,
             interrupts=interrupts,
         )
-        self._handed = Handed(self.context) if tracks_changes else None
+        self._handed: Handed | Untracked = Handed(self.context) if tracks_changes else UNTRACKED
 
     def changed(self, ours: ExecuteToolContext) -> dict[str, Any]:
         """The fields of ``ours`` (what reached the terminal) the handlers changed, by name.
@@ -196,10 +195,7 @@ class ToolStagePoint:
         Raises:
             RuntimeError: The point was made with ``tracks_changes=False``.
         """
-        handed = self._handed
-        if handed is None:
-            raise RuntimeError(_UNTRACKED.format(point="ToolStagePoint"))
-        changes = handed.changed(ours)
+        changes = self._handed.changed(ours)
         if ours.tool_use == self._given:
             changes.pop("tool_use", None)
         else:

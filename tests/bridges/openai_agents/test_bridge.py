@@ -450,8 +450,8 @@ def _said(text: str, *, refused: bool = False) -> ResponseOutputMessage:
     )
 
 
-async def test_a_whole_reply_streams_a_tool_input_as_the_model_wrote_it() -> None:
-    seen: list[Any] = []
+def reply_watch(seen: list[Any]) -> Any:
+    """A handler noting each tool input delta's text and each reply's content."""
 
     @InvokeModelStage.wrap
     async def watch(
@@ -464,6 +464,12 @@ async def test_a_whole_reply_streams_a_tool_input_as_the_model_wrote_it() -> Non
                 seen.append(event.message["content"])
             yield event
 
+    return watch
+
+
+async def test_a_whole_reply_streams_a_tool_input_as_the_model_wrote_it() -> None:
+    seen: list[Any] = []
+    watch = reply_watch(seen)
     written = '{"path":"/a"}'  # no spaces: not what json.dumps writes
     call = ResponseFunctionToolCall(
         id="fc_1", call_id="t1", type="function_call", name="delete_file", arguments=written
@@ -479,16 +485,7 @@ async def test_a_whole_reply_streams_a_tool_input_as_the_model_wrote_it() -> Non
 
 async def test_a_refusal_reaches_handlers_as_the_replys_text() -> None:
     seen: list[Any] = []
-
-    @InvokeModelStage.wrap
-    async def watch(
-        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
-    ) -> AsyncGenerator[TypedEvent, None]:
-        async for event in next_fn(context):
-            if isinstance(event, ModelStopReason):
-                seen.append(event.message["content"])
-            yield event
-
+    watch = reply_watch(seen)
     model = OwnOutputModel([[_said("I cannot help with that.", refused=True)]])
     agent = OpenAIAgentsMiddleware(watch).wrap(Agent("a", model=model))
     # Newer SDK releases end a run whose model refused (ModelRefusalError), once the
