@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import inspect
 from importlib import metadata
+from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGenerationChunk
 from pydantic import Field
 
 from strands_middleware import InvokeModelStage
@@ -30,7 +38,7 @@ from strands_middleware.bridges.langchain._model_events import _only_text
 from strands_middleware.bridges.langchain._model_reply import _called_directly
 from strands_middleware.events import TextDeltaEvent
 
-from .test_langchain_native_model import ReplyModel, prompt
+from .test_langchain_native_model import _STREAMS_INSIDE_THE_AGENT, ReplyModel, prompt
 
 LANGCHAIN_CORE = metadata.version("langchain-core")
 
@@ -100,9 +108,10 @@ async def test_each_model_call_runs_the_model_once_through_its_own_method() -> N
     assert "".join(str(c.content) for c in chunks) == "one two three"
 
 
-def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> None:
+def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build_but_its_labels() -> None:
     """The relay hands LangChain a model's own chunk for a delta let out unchanged only when it
-    equals ``AIMessageChunk(content=text)`` in every field (`_only_text`)."""
+    equals ``AIMessageChunk(content=text)`` in every field but its id and name, which only label
+    it (`_only_text`): what LangChain would have had from the model itself."""
     filled_metadata = AIMessageChunk(content="metadata filled in place")
     filled_metadata.response_metadata["model"] = "m"
     filled_kwargs = AIMessageChunk(content="kwargs filled in place")
@@ -129,10 +138,47 @@ def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> No
     ]
     for chunk in chunks:
         content = chunk.content
-        equal = isinstance(content, str) and chunk == AIMessageChunk(content=content)
+        equal = isinstance(content, str) and chunk == AIMessageChunk(
+            content=content, id=chunk.id, name=chunk.name
+        )
         assert _only_text(chunk) == (equal and bool(content)), chunk
-    # A field given its default explicitly counts as set: such a chunk is rebuilt, equal.
-    assert not _only_text(AIMessageChunk(content="x", id=None))
+    # A field given its default explicitly holds the default: the chunk is one of text.
+    assert _only_text(AIMessageChunk(content="x", usage_metadata=None, chunk_position=None))
+
+
+class _LabelledModel(ReplyModel):
+    """A `ReplyModel` whose chunks carry the provider's id and a name, as some providers' do."""
+
+    async def _astream(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        async for chunk in super()._astream(messages, stop, **kwargs):
+            chunk.message.id = "chatcmpl-7"
+            chunk.message.name = "bot"
+            yield chunk
+
+
+@_STREAMS_INSIDE_THE_AGENT
+async def test_a_labelled_chunk_let_through_reaches_langchain_as_the_model_made_it() -> None:
+    """A text chunk the handlers let through goes on with the model's own id and name, as it
+    does without the bridge (the relay hands LangChain the model's chunk itself)."""
+
+    @InvokeModelStage.wrap
+    async def listen(context: Any, next_fn: Any) -> Any:
+        async for event in next_fn(context):
+            yield event
+
+    async def streamed(middleware: list[Any]) -> list[tuple[Any, Any, Any]]:
+        agent = create_agent(_LabelledModel(replies=["one two"]), middleware=middleware)
+        return [
+            (chunk.content, chunk.id, chunk.name)
+            async for chunk, _ in agent.astream(prompt(), stream_mode="messages")
+            if chunk.content
+        ]
+
+    native = await streamed([])
+    assert native == [("one ", "chatcmpl-7", "bot"), ("two", "chatcmpl-7", "bot")]
+    assert await streamed([LangChainBridge(listen)]) == native
 
 
 def test_a_history_translated_once_still_hands_each_call_its_own_copy() -> None:
