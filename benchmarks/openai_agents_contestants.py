@@ -17,8 +17,10 @@ The translating floor runs the same handler functions with each SDK event crossi
 library's both ways and nothing else: a text delta as its Converse chunk in a `ModelStreamEvent`
 and its `TextDeltaEvent` (the two events this library's handlers see per delta), any other event
 as a `TypedEvent` holding it; on the way out the SDK's own event where the handlers left the
-chunk as it was. No contexts, no chain rules: what keeping this library's events costs on the
-SDK at the least.
+chunk as it was. A whole response (``Runner.run``) crosses as the events this library's handlers
+see of a reply: the Converse chunks a model streaming it makes and each block's delta event,
+then one event holding the SDK's response, which goes back as it is. No contexts, no chain
+rules: what keeping this library's events costs on the SDK at the least.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from openai.types.responses import (
     Response,
     ResponseCompletedEvent,
     ResponseCreatedEvent,
+    ResponseFunctionToolCall,
     ResponseTextDeltaEvent,
 )
 
@@ -57,7 +60,12 @@ from strands_middleware.bridges.openai_agents._converse import (
     response_usage,
 )
 from strands_middleware.content import Message, Messages, StreamEvent
-from strands_middleware.events import ModelStreamEvent, TextDeltaEvent, TypedEvent
+from strands_middleware.events import (
+    ModelStreamEvent,
+    TextDeltaEvent,
+    ToolUseDeltaEvent,
+    TypedEvent,
+)
 
 __all__ = [
     "bridged_openai_agents",
@@ -319,7 +327,11 @@ class _Other(TypedEvent):
     __slots__ = ("host",)
 
 
-for _class in (_Chunk, _Text, _Other):
+class _Call(ToolUseDeltaEvent):
+    __slots__ = ()
+
+
+for _class in (_Chunk, _Text, _Other, _Call):
     # dict's own __init__: making one runs no Python code, the cheapest way there is.
     type.__setattr__(_class, "__init__", dict.__init__)
 
@@ -354,6 +366,43 @@ async def _events_out(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
             yield ours.host
 
 
+def _reply_in(response: ModelResponse) -> list[Any]:
+    """A whole reply as the events this library's handlers see of one: the Converse chunks a
+    model streaming it makes (the message's start, each item's block start, delta, delta event
+    and stop, the message's stop and metadata), then one event holding the SDK's response."""
+    events: list[Any] = [_Chunk(event={"messageStart": {"role": "assistant"}})]
+    for item in response.output:
+        if item.__class__ is ResponseFunctionToolCall:
+            call: Any = item
+            opened: Any = {"toolUse": {"toolUseId": call.call_id, "name": call.name}}
+            fragment: Any = {"toolUse": {"input": call.arguments}}
+            delta: Any = _Call(
+                tool_use_delta={
+                    "toolUseId": call.call_id,
+                    "name": call.name,
+                    "input": call.arguments,
+                }
+            )
+        else:
+            text = "".join(part.text for part in getattr(item, "content", ()))
+            opened, fragment, delta = {}, {"text": text}, _Text(data=text)
+        events += (
+            _Chunk(event={"contentBlockStart": {"start": opened}}),
+            _Chunk(event={"contentBlockDelta": {"delta": fragment}}),
+            delta,
+            _Chunk(event={"contentBlockStop": {}}),
+        )
+    usage: Any = {"inputTokens": 10, "outputTokens": 2, "totalTokens": 12}
+    events += (
+        _Chunk(event={"messageStop": {"stopReason": "end_turn"}}),
+        _Chunk(event={"metadata": {"usage": usage, "metrics": {"latencyMs": 0}}}),
+    )
+    reply = _Other()
+    reply.host = response
+    events.append(reply)
+    return events
+
+
 class _TranslatingModel(Model):
     """``handlers`` around every call of ``inner``, its events crossing as this library's."""
 
@@ -363,9 +412,9 @@ class _TranslatingModel(Model):
 
     async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]
         async def terminal(_given: Any) -> AsyncIterator[Any]:
-            other = _Other()
-            other.host = await self.inner.get_response(*args, **kwargs)
-            yield other
+            response = await self.inner.get_response(*args, **kwargs)
+            for event in _reply_in(response):
+                yield event
 
         answer: Any = await last(around(self.handlers, None, terminal))
         return answer.host  # type: ignore[no-any-return]
