@@ -10,8 +10,8 @@ test here fails and names the place to update, instead of the bridge calling the
 from __future__ import annotations
 
 import inspect
-from importlib import metadata
 from collections.abc import AsyncIterator
+from importlib import metadata
 from typing import Any
 
 from langchain.agents import create_agent
@@ -108,10 +108,9 @@ async def test_each_model_call_runs_the_model_once_through_its_own_method() -> N
     assert "".join(str(c.content) for c in chunks) == "one two three"
 
 
-def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build_but_its_labels() -> None:
+def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> None:
     """The relay hands LangChain a model's own chunk for a delta let out unchanged only when it
-    equals ``AIMessageChunk(content=text)`` in every field but its id and name, which only label
-    it (`_only_text`): what LangChain would have had from the model itself."""
+    equals ``AIMessageChunk(content=text)`` in every field (`_only_text`)."""
     filled_metadata = AIMessageChunk(content="metadata filled in place")
     filled_metadata.response_metadata["model"] = "m"
     filled_kwargs = AIMessageChunk(content="kwargs filled in place")
@@ -138,12 +137,10 @@ def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build_but_its
     ]
     for chunk in chunks:
         content = chunk.content
-        equal = isinstance(content, str) and chunk == AIMessageChunk(
-            content=content, id=chunk.id, name=chunk.name
-        )
+        equal = isinstance(content, str) and chunk == AIMessageChunk(content=content)
         assert _only_text(chunk) == (equal and bool(content)), chunk
-    # A field given its default explicitly holds the default: the chunk is one of text.
-    assert _only_text(AIMessageChunk(content="x", usage_metadata=None, chunk_position=None))
+    # A field given its default explicitly counts as set: such a chunk is rebuilt, equal.
+    assert not _only_text(AIMessageChunk(content="x", id=None))
 
 
 class _LabelledModel(ReplyModel):
@@ -159,26 +156,25 @@ class _LabelledModel(ReplyModel):
 
 
 @_STREAMS_INSIDE_THE_AGENT
-async def test_a_labelled_chunk_let_through_reaches_langchain_as_the_model_made_it() -> None:
-    """A text chunk the handlers let through goes on with the model's own id and name, as it
-    does without the bridge (the relay hands LangChain the model's chunk itself)."""
+async def test_labelled_chunks_of_a_reply_stream_under_one_id_when_a_handler_rewrites_one() -> None:
+    """Chunks carrying the provider's id and a name are rebuilt like the chunk of a rewritten
+    delta, so the chunks LangChain streams for one reply never mix two ids."""
 
     @InvokeModelStage.wrap
-    async def listen(context: Any, next_fn: Any) -> Any:
+    async def shout_two(context: Any, next_fn: Any) -> Any:
         async for event in next_fn(context):
+            if isinstance(event, TextDeltaEvent) and event.text == "two ":
+                event["data"] = "TWO "
             yield event
 
-    async def streamed(middleware: list[Any]) -> list[tuple[Any, Any, Any]]:
-        agent = create_agent(_LabelledModel(replies=["one two"]), middleware=middleware)
-        return [
-            (chunk.content, chunk.id, chunk.name)
-            async for chunk, _ in agent.astream(prompt(), stream_mode="messages")
-            if chunk.content
-        ]
-
-    native = await streamed([])
-    assert native == [("one ", "chatcmpl-7", "bot"), ("two", "chatcmpl-7", "bot")]
-    assert await streamed([LangChainBridge(listen)]) == native
+    agent = create_agent(
+        _LabelledModel(replies=["one two three"]), middleware=[LangChainBridge(shout_two)]
+    )
+    chunks = [
+        chunk async for chunk, _ in agent.astream(prompt(), stream_mode="messages") if chunk.content
+    ]
+    assert "".join(str(chunk.content) for chunk in chunks) == "one TWO three"
+    assert len({chunk.id for chunk in chunks}) == 1, [chunk.id for chunk in chunks]
 
 
 def test_a_history_translated_once_still_hands_each_call_its_own_copy() -> None:
