@@ -11,7 +11,7 @@ short path: its Converse chunk is made and taken into the message without being 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Set
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain.agents.middleware import ModelResponse
@@ -54,7 +54,7 @@ STOP_REASON_KEY = "stop_reason"
 # Every other attribute read of a pydantic model goes through its ``__getattr__`` hook (about
 # 200 machine instructions on CPython 3.11), so the test reads the chunk's class with `type()`
 # and its fields from its dict.
-_CONTENT_ONLY = frozenset({"content"})
+_CONTENT_ONLY: Set[str] = frozenset({"content"})  # a set, as pydantic keeps the record
 
 
 def _only_text(message: Any) -> bool:
