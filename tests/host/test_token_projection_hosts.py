@@ -180,6 +180,36 @@ def test_a_point_without_handlers_projects_nothing_and_a_given_figure_is_kept() 
     assert _point(_with_handler(), messages).context.projected_input_tokens == whole
 
 
+def test_a_point_makes_its_estimate_when_a_handler_first_reads_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[int] = []
+    project = CallUsage.project
+
+    def counted(self: CallUsage, *args: Any, **kwargs: Any) -> int:
+        made.append(1)
+        return project(self, *args, **kwargs)
+
+    monkeypatch.setattr(CallUsage, "project", counted)
+    messages: list[Message] = [{"role": "user", "content": [{"text": "Hi"}]}]
+    point = _point(_with_handler(), messages, tracks_changes=True)
+    context = point.context
+    assert made == []  # no handler has read it: no estimate
+    assert point.changed(context.replace(tool_choice=None)) == {}  # nor by a copy, or the record
+    assert made == []
+    whole = project_input_tokens(messages, system_prompt="Be brief.")
+    assert context.projected_input_tokens == whole
+    assert context.projected_input_tokens == whole
+    assert made == [1]
+    assert point.changed(context) == {}  # made, it is the figure the point handed out
+    context.projected_input_tokens = 3
+    assert point.changed(context) == {"projected_input_tokens": 3}
+    # Of the request the point was given: a list put in its place later is not estimated.
+    replaced = _point(_with_handler(), messages).context
+    replaced.messages = [*messages, {"role": "user", "content": [{"text": "More words here."}]}]
+    assert replaced.projected_input_tokens == whole
+
+
 def test_a_finished_call_is_the_next_calls_baseline_in_a_fresh_translation() -> None:
     registry = _with_handler()
     question: Message = {"role": "user", "content": [{"text": "Hi"}]}

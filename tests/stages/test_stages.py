@@ -25,6 +25,7 @@ from strands_middleware import (
 from strands_middleware.events import EventLoopStopEvent
 from strands_middleware.experimental import AgentStreamContext, AgentStreamResult, AgentStreamStage
 from strands_middleware.stages import split_system_prompt
+from strands_middleware.stages._invoke_model import project_on_read
 
 
 def model_context() -> InvokeModelContext:
@@ -97,6 +98,40 @@ def test_dataclasses_replace_still_works() -> None:
         "auto": {}
     }
     assert dataclasses.replace(tool_context(), tool=None).tool_use["toolUseId"] == "t-1"
+
+
+def test_projected_input_tokens_is_a_field_with_none_by_default() -> None:
+    context = model_context()
+    assert context.projected_input_tokens is None
+    assert [f.name for f in dataclasses.fields(context)][-1] == "projected_input_tokens"
+    context.projected_input_tokens = 12
+    assert context.replace(system_prompt=None).projected_input_tokens == 12
+    assert context == dataclasses.replace(context)
+    assert "projected_input_tokens=12" in repr(context)
+
+
+def test_a_projection_made_on_read_is_made_once_and_only_when_read() -> None:
+    made: list[int] = []
+
+    def estimate() -> int:
+        made.append(1)
+        return 30
+
+    context = model_context()
+    project_on_read(context, estimate)
+    copy = context.replace(system_prompt=None)
+    assert made == []  # a copy shares the projection, made or not
+    assert copy.projected_input_tokens == 30
+    assert context.projected_input_tokens == 30
+    assert made == [1]
+    assert dataclasses.replace(context).projected_input_tokens == 30
+    assert "projected_input_tokens=30" in repr(context)
+
+    untouched = model_context()
+    project_on_read(untouched, estimate)
+    untouched.projected_input_tokens = 5  # a handler's own figure: the estimate is never made
+    assert untouched.projected_input_tokens == 5
+    assert made == [1]
 
 
 def test_tool_context_replace_keeps_its_interrupt_lookup() -> None:

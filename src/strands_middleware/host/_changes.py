@@ -9,6 +9,7 @@ context is covered here without a change.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import operator
 from collections.abc import Callable
 from typing import Any, cast
@@ -31,11 +32,20 @@ def public_fields(context_type: type) -> tuple[str, ...]:
 
 
 def _reader(context_type: type) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
-    """A context class's public fields, and a function reading all of them at once (in C)."""
+    """A context class's public fields, and a function reading all of them at once (in C).
+
+    A field whose descriptor keeps its value in another attribute (its ``stored_as``: a figure
+    made on its first read, ``InvokeModelContext.projected_input_tokens``) is read there, so
+    that keeping this record makes nothing a handler did not ask for.
+    """
     found = _READERS.get(context_type)
     if found is None:
         names = public_fields(context_type)
-        getter: Callable[[Any], Any] = operator.attrgetter(*names)
+        stored = [
+            getattr(inspect.getattr_static(context_type, name, None), "stored_as", name)
+            for name in names
+        ]
+        getter: Callable[[Any], Any] = operator.attrgetter(*stored)
 
         def one(context: Any, /) -> tuple[Any, ...]:
             # attrgetter of one name returns the value itself, not a one-item tuple.

@@ -13,7 +13,12 @@ from ..engine._registry import MiddlewareRegistry, missing_result
 from ..events import ModelStopReason, TypedEvent
 from ..exceptions import MissingResultError
 from ..models import Model
-from ..stages._invoke_model import InvokeModelContext, InvokeModelStage, split_system_prompt
+from ..stages._invoke_model import (
+    InvokeModelContext,
+    InvokeModelStage,
+    project_on_read,
+    split_system_prompt,
+)
 from ._changes import UNTRACKED, Handed, Untracked
 from ._model_stream import process_model_stream
 from ._token_projection import CallUsage
@@ -60,6 +65,18 @@ def _call_usage(registry: MiddlewareRegistry) -> CallUsage:
     return found
 
 
+def _project_on_read(context: InvokeModelContext, usage: CallUsage) -> None:
+    """Make ``context.projected_input_tokens`` the estimate of its request, on the first read:
+    of the messages, system prompt and tool specs the context holds now, with the usage the
+    agent's calls recorded by then."""
+    messages, system_prompt = context.messages, context.system_prompt
+    tool_specs = context.tool_specs
+    project_on_read(
+        context,
+        lambda: usage.project(messages, system_prompt=system_prompt, tool_specs=tool_specs),
+    )
+
+
 class ModelStagePoint:
     """One model call at a host's stage point: the handlers' context, the chain, what changed.
 
@@ -79,7 +96,9 @@ class ModelStagePoint:
     call's result is noted by the agent's registry when the call ends, `finished`): the whole
     request is estimated on the agent's first call, and after that the last call's usage
     counts for the history up to the turn it produced, as a message's strands usage metadata
-    does. The figure is left None when the stage has no handlers (nothing would read it).
+    does. The estimate is made when a handler first reads the field (`project_on_read`: most
+    calls have none that does), of the request the point was given. The figure is left None
+    when the stage has no handlers (nothing would read it).
 
     Attributes:
         context: The context the handlers receive.
@@ -108,11 +127,6 @@ class ModelStagePoint:
             tool_specs = copy.deepcopy(tool_specs)
             tool_choice = copy.deepcopy(tool_choice)
         self._registry = registry
-        if projected_input_tokens is None and registry.has_handlers(InvokeModelStage):
-            # Only a handler reads the figure: a call without any is spared the estimate.
-            projected_input_tokens = _call_usage(registry).project(
-                messages, system_prompt=system_prompt, tool_specs=tool_specs
-            )
         self.context = _model_context(
             agent=agent,
             messages=messages,
@@ -123,6 +137,9 @@ class ModelStagePoint:
             model=model,
             projected_input_tokens=projected_input_tokens,
         )
+        if projected_input_tokens is None and registry.has_handlers(InvokeModelStage):
+            # Only a handler reads the figure, and most never do: it is made on the first read.
+            _project_on_read(self.context, _call_usage(registry))
         self._handed: Handed | Untracked = Handed(self.context) if tracks_changes else UNTRACKED
 
     def changed(self, ours: InvokeModelContext) -> dict[str, Any]:
@@ -295,9 +312,7 @@ async def run_model_call(
     found: ModelStopReason | None = None
     handled = registry.has_handlers(InvokeModelStage)
     if handled and context.projected_input_tokens is None:
-        context.projected_input_tokens = _call_usage(registry).project(
-            context.messages, system_prompt=context.system_prompt, tool_specs=context.tool_specs
-        )
+        _project_on_read(context, _call_usage(registry))
     # This generator drives the chain itself (`MiddlewareRegistry.open`): no driver generator
     # between it and the outermost handler.
     opened = registry.open(InvokeModelStage, context, invoke_model_terminal).reporting()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from typing_extensions import TypedDict, Unpack
 
@@ -19,6 +20,7 @@ __all__ = [
     "InvokeModelContext",
     "InvokeModelResult",
     "InvokeModelStage",
+    "project_on_read",
     "split_system_prompt",
 ]
 
@@ -33,6 +35,50 @@ class InvokeModelChanges(TypedDict, total=False):
     invocation_state: dict[str, Any]
     model: Model
     projected_input_tokens: int | None
+
+
+class _Projection:
+    """A projection of a call's input tokens made on its first read (`project_on_read`), and
+    kept."""
+
+    __slots__ = ("_compute", "_figure")
+
+    def __init__(self, compute: Callable[[], int]) -> None:
+        self._compute: Callable[[], int] | None = compute
+        self._figure: int | None = None
+
+    def figure(self) -> int | None:
+        compute = self._compute
+        if compute is not None:
+            self._figure = compute()
+            self._compute = None
+        return self._figure
+
+
+class _ProjectedInputTokens:
+    """The descriptor of ``InvokeModelContext.projected_input_tokens``.
+
+    The field holds a figure or None, as any field does; a host point may leave a `_Projection`
+    there instead (`project_on_read`), which the first read makes into the figure. An estimate
+    costs a walk of the whole request, and most calls have no handler that reads it. The value
+    lives in the instance attribute ``stored_as`` names, where a reader that must not make the
+    estimate (the record of what handlers changed, `host._changes`) finds the projection itself,
+    the same object before and after it is made. As a dataclass field's default, the descriptor
+    gives None (the class-level read).
+    """
+
+    stored_as = "_projected_input_tokens"
+
+    def __get__(self, context: object, owner: object = None) -> int | None:
+        if context is None:
+            return None  # the field's default
+        value: Any = context.__dict__["_projected_input_tokens"]
+        if value.__class__ is _Projection:
+            return value.figure()
+        return cast("int | None", value)
+
+    def __set__(self, context: object, value: int | None) -> None:
+        context.__dict__["_projected_input_tokens"] = value
 
 
 @dataclass
@@ -59,7 +105,10 @@ class InvokeModelContext:
             estimate: the last call's reported usage plus the messages added since), or None
             where the host gives none. Budget and context-window middleware read it. Replacing
             ``messages`` does not update it: a handler that shrinks the request and wants later
-            handlers to see the new figure sets it too.
+            handlers to see the new figure sets it too. Where this library makes the estimate
+            (on a bridged host, which gives none of its own), it is made when the field is first
+            read, from the request the call was given: a handler that edits those messages in
+            place before any handler reads the figure finds the edited request's estimate.
     """
 
     agent: Any
@@ -69,7 +118,8 @@ class InvokeModelContext:
     tool_choice: ToolChoice | None
     invocation_state: dict[str, Any]
     model: Model
-    projected_input_tokens: int | None = None
+    # A field like the others to type checkers; at run time its descriptor holds the value.
+    projected_input_tokens: int | None = cast("int | None", _ProjectedInputTokens())
 
     def replace(self, **changes: Unpack[InvokeModelChanges]) -> InvokeModelContext:
         """Return a copy with only the given fields changed (``dataclasses.replace`` works too).
@@ -81,6 +131,11 @@ class InvokeModelContext:
                 return context.replace(system_prompt="Answer in one sentence.")
             ```
         """
+        if "projected_input_tokens" not in changes:
+            kept: Any = self.__dict__["_projected_input_tokens"]
+            if kept.__class__ is _Projection:  # the copy shares it, made or not, not making it
+                shared: dict[str, Any] = {**changes, "projected_input_tokens": kept}
+                return dataclasses.replace(self, **shared)
         return dataclasses.replace(self, **changes)
 
 
@@ -109,6 +164,12 @@ InvokeModelStage = MiddlewareStage[
 Handlers here can retry, cache, rate-limit, switch models per call, or rewrite the request and
 the response. This stage is not interruptible: a model call has no ``interrupt()``.
 """
+
+
+def project_on_read(context: InvokeModelContext, compute: Callable[[], int]) -> None:
+    """Make ``context.projected_input_tokens`` ``compute()``, called on the field's first read
+    (and not at all when nothing reads it); the figure is kept from then on."""
+    context.__dict__["_projected_input_tokens"] = _Projection(compute)
 
 
 def split_system_prompt(
