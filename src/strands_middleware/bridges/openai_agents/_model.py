@@ -15,6 +15,8 @@ output and usage from the closing ``response.completed`` event only, which is th
 from __future__ import annotations
 
 import dataclasses
+import marshal
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, cast
 
@@ -26,6 +28,7 @@ from ...content import ToolSpec
 from ...engine._registry import MiddlewareRegistry
 from ...events import ModelStopReason, ModelStreamEvent, TextDeltaEvent, TypedEvent
 from ...host._model_call import ModelStagePoint, invoke_model_terminal
+from ...host._tool_call import copy_containers
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
     converse_messages,
@@ -43,6 +46,31 @@ __all__ = ["MiddlewareModel", "MiddlewareModelProvider"]
 
 def _function_tools(tools: list[Any]) -> list[FunctionTool]:
     return [tool for tool in tools if isinstance(tool, FunctionTool)]
+
+
+_SPEC_DUMPS: OrderedDict[int, tuple[ToolSpec, bytes]] = OrderedDict()
+"""The last tool specs copied for handlers, by the identity of the SDK's schema each holds: a
+copy of the spec as it was dumped, and its ``marshal`` dump (a copy loaded from it costs a third
+of one built in Python). The identity only finds the entry: its dump serves a spec equal to its
+copy (a schema changed in place since, or another schema at a reused address, is dumped anew)."""
+
+_SPECS_KEPT = 256
+
+
+def _spec_copy(spec: ToolSpec) -> ToolSpec:
+    """A copy of ``spec`` (a function tool's, holding the SDK's own schema) for handlers."""
+    schema: Any = spec["inputSchema"]["json"]
+    kept = _SPEC_DUMPS.get(id(schema))
+    if kept is not None and kept[0] == spec:  # the same tool, its schema as it was dumped
+        return cast(ToolSpec, marshal.loads(kept[1]))
+    try:
+        dump = marshal.dumps(spec)
+    except ValueError:  # a value marshal cannot write: copied in Python, not kept
+        return copy_containers(spec)
+    _SPEC_DUMPS[id(schema)] = (copy_containers(spec), dump)
+    if len(_SPEC_DUMPS) > _SPECS_KEPT:
+        _SPEC_DUMPS.popitem(last=False)
+    return cast(ToolSpec, marshal.loads(dump))
 
 
 class _Request:
@@ -78,8 +106,10 @@ class _ModelCall:
         # block edited, a message added). A second translation is the cheapest such copy (its
         # text, ``repr``, costs more).
         self._shown_messages = converse_messages(request.input)
-        specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
-        self._specs = [tool_spec_of(t) for t in _function_tools(request.tools)]
+        # The specs compared with: they hold the SDK's own schemas, so they are never handed out.
+        self._specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
+        # The handlers' copy, schemas included: one edited in place stays with this call.
+        specs = [_spec_copy(spec) for spec in self._specs]
         self.relay = ModelRelay(kwargs)
         self.point = ModelStagePoint(
             model.registry,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import AsyncGenerator
 from typing import Any, cast
 
@@ -190,6 +191,9 @@ async def model_context_is_a_defensive_copy(trial: Trial) -> None:
         if len(calls) == 1:
             context.messages[-1]["content"].append({"text": "(edited in place)"})
             context.messages.append({"role": "assistant", "content": [{"text": "(added)"}]})
+            for spec in context.tool_specs:
+                spec["description"] = "(edited in place)"
+                cast("dict[str, Any]", spec["inputSchema"]["json"])["description"] = "(edited)"
             context.tool_specs.clear()
         return context
 
@@ -208,8 +212,11 @@ async def model_context_is_a_defensive_copy(trial: Trial) -> None:
         ("assistant", [{"text": "Two."}]),
     ]
     expect(history == expected, f"the history became {history}")
-    offered = _spec_names(built.script.requests[1].tool_specs)
+    specs = built.script.requests[1].tool_specs
+    offered = _spec_names(specs)
     expect(offered == ["add"], f"after the edit the model was offered {offered}")
+    edited = [spec for spec in specs or [] if "(edited" in json.dumps(spec)]
+    expect(not edited, f"an edit made in place of a tool spec stayed with the tool: {edited}")
 
 
 @clause(cite.RESULT_ENCODING, cite.HANDLER_SHAPES, model_stage=True)
