@@ -64,7 +64,7 @@ def _spec_copy(spec: ToolSpec) -> ToolSpec:
     if kept is not None and kept[0] == spec:  # the same tool, its schema as it was dumped
         return cast(ToolSpec, marshal.loads(kept[1]))
     try:
-        dump = marshal.dumps(spec)
+        dump = marshal.dumps(cast(Any, spec))
     except ValueError:  # a value marshal cannot write: copied in Python, not kept
         return copy_containers(spec)
     _SPEC_DUMPS[id(schema)] = (copy_containers(spec), dump)

@@ -193,7 +193,7 @@ async def model_context_is_a_defensive_copy(trial: Trial) -> None:
             context.messages.append({"role": "assistant", "content": [{"text": "(added)"}]})
             for spec in context.tool_specs:
                 spec["description"] = "(edited in place)"
-                cast("dict[str, Any]", spec["inputSchema"]["json"])["description"] = "(edited)"
+                spec["inputSchema"]["json"]["description"] = "(edited)"
             context.tool_specs.clear()
         return context
 
