@@ -20,7 +20,7 @@ from strands_middleware import (
     ToolResultEvent,
     TypedEvent,
 )
-from strands_middleware.exceptions import MissingResultError
+from strands_middleware.exceptions import InterruptException, MissingResultError
 from strands_middleware.host import ModelStagePoint, ToolStagePoint, invoke_model_terminal
 from strands_middleware.host._changes import Handed, public_fields
 from strands_middleware.testing import ScriptedModel, text_turn
@@ -164,3 +164,35 @@ def test_points_that_keep_no_record_refuse_to_say_what_changed() -> None:
     )
     with pytest.raises(RuntimeError, match="tracks_changes=False"):
         tool.changed(tool.context)
+
+
+async def test_a_tool_point_run_again_keeps_nothing_of_its_first_run() -> None:
+    # The first run uses the point's own context; a later one a copy with a new interrupt
+    # record: an approval asked on the second run pauses it, though the tool ran on the first.
+    asking: list[bool] = []
+
+    @ExecuteToolStage.wrap
+    async def gate(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        if asking:
+            context.interrupt("approve")
+        async for event in next_fn(context):
+            yield event
+
+    registry = MiddlewareRegistry()
+    registry.use(gate)
+    call: Any = {"toolUseId": "t1", "name": "echo", "input": {"text": "a"}}
+    point = ToolStagePoint(
+        registry,
+        agent="agent",
+        tool=None,
+        tool_use=call,
+        invocation_state={},
+        cancel_signal=threading.Event(),
+    )
+    first = await point.result(_echo)
+    assert first.tool_result["content"] == [{"text": "a"}]
+    asking.append(True)
+    with pytest.raises(InterruptException):
+        await point.result(_echo)

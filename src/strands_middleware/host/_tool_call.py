@@ -154,7 +154,7 @@ class ToolStagePoint:
         context: The context the handlers receive.
     """
 
-    __slots__ = ("_given", "_handed", "_registry", "context")
+    __slots__ = ("_given", "_handed", "_ran", "_registry", "context")
 
     def __init__(
         self,
@@ -183,6 +183,9 @@ class ToolStagePoint:
             interrupts=interrupts,
         )
         self._handed: Handed | Untracked = Handed(self.context) if tracks_changes else UNTRACKED
+        # The context's interrupt ledger is new until the first run (made here, handed to no
+        # one): that run uses it, where `run_tool_stage` copies the context to give it one.
+        self._ran = False
 
     def changed(self, ours: ExecuteToolContext) -> dict[str, Any]:
         """The fields of ``ours`` (what reached the terminal) the handlers changed, by name.
@@ -208,12 +211,21 @@ class ToolStagePoint:
         Raises:
             InterruptException: the call paused; the host registers the interrupt.
         """
-        return run_tool_stage(self._registry, self.context, terminal)
+        return self._rules(self.context, terminal)
 
     def open(self, terminal: ToolTerminal) -> OpenedChain[TypedEvent]:
         """`run` as a block that closes the stream on leaving (``async with ... as stream``)."""
-        rules = partial(run_tool_stage, self._registry, terminal=terminal)
-        return OpenedChain(ExecuteToolStage, None, self.context, rules)
+        return OpenedChain(
+            ExecuteToolStage, None, self.context, partial(self._rules, terminal=terminal)
+        )
+
+    def _rules(
+        self, context: ExecuteToolContext, terminal: ToolTerminal
+    ) -> AsyncGenerator[TypedEvent, None]:
+        if self._ran or context is not self.context:
+            return run_tool_stage(self._registry, context, terminal)
+        self._ran = True
+        return _run_stage(self._registry, context, terminal)
 
     async def result(self, terminal: ToolTerminal) -> ToolResultEvent:
         """Run the stage to its end and return its result.
@@ -276,7 +288,7 @@ def make_tool_terminal(
     return terminal
 
 
-async def run_tool_stage(
+def run_tool_stage(
     registry: MiddlewareRegistry, context: ExecuteToolContext, terminal: ToolTerminal
 ) -> AsyncGenerator[TypedEvent, None]:
     """Run the stage around ``terminal`` with the rules every host shares (module docstring).
@@ -284,13 +296,21 @@ async def run_tool_stage(
     The stream ends with the result (the last `ToolResultEvent`; it is held until the stage has
     ended and been checked) or is halted by a tool's `ToolInterruptEvent`. A handler's failure,
     a misused interrupt or a chain without a result ends it with an error result instead, logged
-    at ERROR. The host's terminal runs only if no interrupt was swallowed before it.
+    at ERROR. The host's terminal runs only if no interrupt was swallowed before it. The run
+    keeps its interrupts' record on a copy of ``context`` of its own, so a host may run one
+    context more than once.
 
     Raises:
         InterruptException: middleware (or the tool) paused the call; the host registers it.
     """
-    ledger = InterruptLedger()
-    context = dataclasses.replace(context, _ledger=ledger)
+    return _run_stage(registry, dataclasses.replace(context, _ledger=InterruptLedger()), terminal)
+
+
+async def _run_stage(
+    registry: MiddlewareRegistry, context: ExecuteToolContext, terminal: ToolTerminal
+) -> AsyncGenerator[TypedEvent, None]:
+    """`run_tool_stage` on a context whose interrupt ledger no run has used yet."""
+    ledger = context._ledger  # pyright: ignore[reportPrivateUsage]
 
     def guarded(ours: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
         swallowed = _swallowed(ledger, ours)
