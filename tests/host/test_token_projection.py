@@ -122,6 +122,15 @@ def test_the_last_reported_usage_is_the_baseline_as_in_strands(usage: Usage) -> 
     )
 
 
+def test_the_baseline_is_found_in_a_copy_of_the_history_as_an_equal_turn() -> None:
+    messages = conversation()
+    usage: Usage = {"inputTokens": 100, "outputTokens": 20, "totalTokens": 120}
+    produced = messages[1]
+    by_identity = project_input_tokens(messages, last_call=(produced, usage))
+    assert by_identity != project_input_tokens(messages)  # the baseline counts
+    assert project_input_tokens(copy.deepcopy(messages), last_call=(produced, usage)) == by_identity
+
+
 def test_a_baseline_no_longer_in_history_is_ignored() -> None:
     messages = conversation()
     gone: Message = {"role": "assistant", "content": [{"text": "elsewhere"}]}

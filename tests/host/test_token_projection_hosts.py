@@ -85,6 +85,34 @@ def test_a_conversation_without_tools_projects_the_reference_figures(host: str) 
     assert seen == expected
 
 
+@pytest.mark.parametrize("host", [name for name in HOSTS if name != "strands"])
+def test_the_estimate_is_of_the_request_as_it_stands_when_a_handler_first_reads_it(
+    host: str,
+) -> None:
+    # Every host whose figure this library makes (strands gives its own, made before any
+    # handler runs): an edit made in place before the first read counts; nothing after it does.
+    seen: list[int | None] = []
+
+    @InvokeModelStage.input
+    def pad(context: InvokeModelContext) -> InvokeModelContext:
+        context.messages[-1]["content"].append({"text": "x" * 400})
+        return context
+
+    @InvokeModelStage.input
+    def look(context: InvokeModelContext) -> InvokeModelContext:
+        seen.append(context.projected_input_tokens)
+        context.messages[-1]["content"].append({"text": "y" * 400})
+        seen.append(context.projected_input_tokens)
+        return context
+
+    script = ScriptedModel([text_turn("Hello.")], usage=USAGE)
+    drive(host, script, [], [pad, look], system_prompt="Be brief.", script_usage=True)("Hi")
+    padded: list[Message] = [
+        {"role": "user", "content": [{"text": "Hi"}, {"text": "x" * 400}]},
+    ]
+    assert seen == [project_input_tokens(padded, system_prompt="Be brief.")] * 2
+
+
 @pytest.mark.parametrize("host", BRIDGED)
 def test_a_tool_round_projects_the_reference_figures_past_the_first_call(host: str) -> None:
     turns = [tool_turn("add", {"a": 1, "b": 2}, "t1"), text_turn("3"), text_turn("Four.")]

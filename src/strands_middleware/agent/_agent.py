@@ -36,7 +36,6 @@ from ..content import (
     SystemPrompt,
     ToolChoice,
     ToolResult,
-    ToolSpec,
     ToolUse,
     Usage,
 )
@@ -58,7 +57,7 @@ from ..host._tool_call import run_tool_call, tool_call_context
 from ..interrupts import Interrupt
 from ..models import Model
 from ..stages._agent_stream import AgentStreamContext
-from ..stages._invoke_model import InvokeModelStage
+from ..stages._invoke_model import InvokeModelContext, InvokeModelStage, project_on_read
 from ..tools import AgentTool
 from ._prompt import (
     empty_turn,
@@ -446,8 +445,8 @@ class Agent(MiddlewareHostMixin):
                     tool_choice=self.tool_choice,
                     invocation_state=state,
                     model=self.model,
-                    projected_input_tokens=self._projected(tool_specs),
                 )
+                self._project_on_read(model_context)
                 try:
                     async with closing(
                         run_model_call(self.middleware_registry, model_context)
@@ -484,15 +483,19 @@ class Agent(MiddlewareHostMixin):
                 yield stop_event("cancelled", message, usage, latency)
                 return
 
-    def _projected(self, tool_specs: list[ToolSpec]) -> int | None:
-        """The model call's projected input tokens, or None when no handler could read them."""
+    def _project_on_read(self, context: InvokeModelContext) -> None:
+        """Give the model call its projected input tokens, made when a handler first reads them
+        (as on every host), of the request the context holds then; None when no handler could
+        read them."""
         if not self.middleware_registry.has_handlers(InvokeModelStage):
-            return None  # only the terminal reads the context: the estimate would go unread
-        return project_input_tokens(
-            self.messages,
-            system_prompt=self.system_prompt,
-            tool_specs=tool_specs,
-            last_call=self._last_call,
+            return  # only the terminal reads the context: the estimate would go unread
+        messages, system_prompt = context.messages, context.system_prompt
+        tool_specs, last_call = context.tool_specs, self._last_call
+        project_on_read(
+            context,
+            lambda: project_input_tokens(
+                messages, system_prompt=system_prompt, tool_specs=tool_specs, last_call=last_call
+            ),
         )
 
     async def _tool_round(

@@ -16,6 +16,7 @@ from ..models import Model
 from ..stages._invoke_model import (
     InvokeModelContext,
     InvokeModelStage,
+    has_projection,
     project_on_read,
     split_system_prompt,
 )
@@ -66,9 +67,9 @@ def _call_usage(registry: MiddlewareRegistry) -> CallUsage:
 
 
 def _project_on_read(context: InvokeModelContext, usage: CallUsage) -> None:
-    """Make ``context.projected_input_tokens`` the estimate of its request, on the first read:
-    of the messages, system prompt and tool specs the context holds now, with the usage the
-    agent's calls recorded by then."""
+    """Make ``context.projected_input_tokens`` the estimate of its request on the first read:
+    of the messages, system prompt and tool specs the context holds now (the lists, as they are
+    when read), with the usage the agent's calls recorded by then."""
     messages, system_prompt = context.messages, context.system_prompt
     tool_specs = context.tool_specs
     project_on_read(
@@ -311,7 +312,7 @@ async def run_model_call(
     """
     found: ModelStopReason | None = None
     handled = registry.has_handlers(InvokeModelStage)
-    if handled and context.projected_input_tokens is None:
+    if handled and not has_projection(context):
         _project_on_read(context, _call_usage(registry))
     # This generator drives the chain itself (`MiddlewareRegistry.open`): no driver generator
     # between it and the outermost handler.

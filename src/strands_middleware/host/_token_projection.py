@@ -46,9 +46,10 @@ def project_input_tokens(
         system_prompt: The call's system prompt (a string or system content blocks).
         tool_specs: The tools the call offers.
         last_call: The assistant message the previous model call produced and the usage it
-            reported. When that message is still in ``messages`` (found by identity), its usage
-            is the baseline. Without it, the last assistant message carrying strands'
-            ``metadata["usage"]`` serves, so a strands history needs nothing more.
+            reported. When that message is still in ``messages`` (found by identity, or in a
+            copy of the history as the last assistant message with the same text and tool-use
+            ids), its usage is the baseline. Without it, the last assistant message carrying
+            strands' ``metadata["usage"]`` serves, so a strands history needs nothing more.
 
     Returns:
         The projected input tokens: ``InvokeModelContext.projected_input_tokens``.
@@ -176,6 +177,12 @@ def _baseline(
         # From the end: the previous call's message is nearly always among the last few.
         for index in range(len(messages) - 1, -1, -1):
             if messages[index] is produced:
+                return (index, usage) if prompt_tokens(usage) > 0 else None
+        # A copy of the history (the one handlers get) holds the message as an equal turn.
+        turn = _turn(produced)
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if message.get("role") == "assistant" and _turn(message) == turn:
                 return (index, usage) if prompt_tokens(usage) > 0 else None
     return _last_reported(messages, _metadata_usage)
 

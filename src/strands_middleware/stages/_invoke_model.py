@@ -20,6 +20,7 @@ __all__ = [
     "InvokeModelContext",
     "InvokeModelResult",
     "InvokeModelStage",
+    "has_projection",
     "project_on_read",
     "split_system_prompt",
 ]
@@ -170,6 +171,12 @@ def project_on_read(context: InvokeModelContext, compute: Callable[[], int]) -> 
     """Make ``context.projected_input_tokens`` ``compute()``, called on the field's first read
     (and not at all when nothing reads it); the figure is kept from then on."""
     context.__dict__["_projected_input_tokens"] = _Projection(compute)
+
+
+def has_projection(context: InvokeModelContext) -> bool:
+    """Whether ``context.projected_input_tokens`` is a figure or one made on read (not None),
+    told without making it."""
+    return context.__dict__["_projected_input_tokens"] is not None
 
 
 def split_system_prompt(
