@@ -110,9 +110,9 @@ class ToolMock(CatalogMiddleware):
         self._warned.add(host_name)
         names = ", ".join(sorted(self.fixtures)) or "none"
         _logger.warning(
-            "ToolMock on %s: %s. Its fixtures (%s) answer only calls to tools the agent has; a "
-            "fixture for a tool the agent lacks never answers%s. Give the agent the tools you "
-            "mock (a stub will do), or test on the reference agent.",
+            "ToolMock on %s: %s. Its fixtures (%s) answer only calls to tools the agent has "
+            "(nothing is lost when it has every tool you mock); a fixture for a tool the agent "
+            "lacks never answers%s: give the agent a stub of it, or test on the reference agent.",
             host_name,
             why,
             names,
