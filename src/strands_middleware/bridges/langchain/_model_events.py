@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from langchain.agents.middleware import ModelResponse
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.utils.utils import LC_AUTO_PREFIX
 
 from ...content import Message, StopReason, StreamEvent
 from ...events import (
@@ -274,6 +275,8 @@ async def relayed_call(  # noqa: PLR0915 (one loop on every chunk, written out: 
                 continue
             if texts:
                 _take_text(builder, index, texts)
+            if relay.reply_id is None:  # the chunks the relay builds carry the model's id
+                relay.reply_id = _model_id(fields.get("id"))
             for event in _piece_events(piece, builder, translation, metadata, spare):
                 yield event
             text_open, index = translation.text_open, translation.index
@@ -302,6 +305,12 @@ def _answered(
     stop = stop_of(response, int((time.perf_counter() - started) * 1000))
     produced[id(stop)] = (stop, response)
     return ModelMessageEvent(stop.message), stop
+
+
+def _model_id(given: object) -> str | None:
+    """A chunk's id when the model gave it; None for one LangChain made (a run's, ``lc_...``),
+    which LangChain gives the relay's own chunks anyway."""
+    return given if isinstance(given, str) and not given.startswith(LC_AUTO_PREFIX) else None
 
 
 def _piece_events(

@@ -127,6 +127,8 @@ class Relay:
             relay to hand LangChain when the chain let that delta out unchanged (when streamed).
         out: The deltas the chain let out, not streamed yet: a text, or a tool call's index,
             id and name (on its first) and input fragment.
+        reply_id: The id the model gave its reply's chunks (the first it gave), which every
+            chunk the relay builds carries too, as the model's own chunks do.
         settled: The chain has its result (or failed): nothing more will come out of it.
         used: The relay has been streamed once (a second call of the model passes through).
         waiting: The relay waits on ``wake`` for the deltas the chain lets out.
@@ -141,6 +143,7 @@ class Relay:
         "first",
         "metadata",
         "out",
+        "reply_id",
         "settled",
         "spare",
         "stop",
@@ -162,6 +165,7 @@ class Relay:
         self.first: Any = END
         self.converse = False
         self.metadata: dict[str, Any] = {}
+        self.reply_id: str | None = None
         self.spare: Spare | None = None
         self._arrived: asyncio.Future[None] | None = None
         self.waiting = False
@@ -312,7 +316,7 @@ class RelayChatModel(BaseChatModel):
         deltas: list[_Delta] = []
         async for batch in relayed:
             deltas += batch
-        message = reply_of(deltas, relay.stop, relay.metadata)
+        message = reply_of(deltas, relay.stop, relay.metadata, relay.reply_id)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _astream(
@@ -338,15 +342,18 @@ class RelayChatModel(BaseChatModel):
                     yield (
                         kept
                         if kept is not None
-                        else ChatGenerationChunk(message=AIMessageChunk(content=delta))
+                        else ChatGenerationChunk(
+                            message=AIMessageChunk(content=delta, id=relay.reply_id)
+                        )
                     )
                     continue
                 index, tool_use_id, name, fragment = delta
                 call: Any = {"name": name, "args": fragment, "id": tool_use_id, "index": index}
                 yield ChatGenerationChunk(
-                    message=AIMessageChunk(content="", tool_call_chunks=[call])
+                    message=AIMessageChunk(content="", tool_call_chunks=[call], id=relay.reply_id)
                 )
-        yield ChatGenerationChunk(message=_last_chunk(relay.stop, relay.metadata, "", []))
+        last = _last_chunk(relay.stop, relay.metadata, "", [], relay.reply_id)
+        yield ChatGenerationChunk(message=last)
 
 
 async def _relayed(
@@ -432,10 +439,14 @@ async def _let_out(relay: Relay) -> AsyncGenerator[list[_Delta], None]:
 
 
 def reply_of(
-    deltas: list[Any], stop: ModelStopReason | None, metadata: dict[str, Any]
+    deltas: list[Any],
+    stop: ModelStopReason | None,
+    metadata: dict[str, Any],
+    reply_id: str | None = None,
 ) -> BaseMessage:
     """The whole reply the chain let out: its deltas (`Relay.out`'s form) aggregated, with the
-    usage and stop reason of ``stop`` (the result the chain let out, if any)."""
+    usage and stop reason of ``stop`` (the result the chain let out, if any) and the model's
+    id for it (``reply_id``, if it gave one)."""
     texts = [delta for delta in deltas if isinstance(delta, str)]
     calls: dict[int, dict[str, Any]] = {}
     for delta in deltas:
@@ -445,7 +456,7 @@ def reply_of(
                 index, {"name": name, "args": "", "id": tool_use_id, "index": index}
             )
             call["args"] += fragment
-    whole = _last_chunk(stop, metadata, "".join(texts), list(calls.values()))
+    whole = _last_chunk(stop, metadata, "".join(texts), list(calls.values()), reply_id)
     return message_chunk_to_message(whole)
 
 
@@ -455,12 +466,20 @@ def _drain(relay: Relay) -> list[_Delta]:
 
 
 def _last_chunk(
-    stop: ModelStopReason | None, metadata: dict[str, Any], text: str, calls: list[Any]
+    stop: ModelStopReason | None,
+    metadata: dict[str, Any],
+    text: str,
+    calls: list[Any],
+    reply_id: str | None = None,
 ) -> AIMessageChunk:
     """The call's closing chunk (with usage and stop reason), or the whole reply in one."""
     if stop is None:
         return AIMessageChunk(
-            content=text, tool_call_chunks=calls, response_metadata=metadata, chunk_position="last"
+            content=text,
+            tool_call_chunks=calls,
+            response_metadata=metadata,
+            chunk_position="last",
+            id=reply_id,
         )
     usage = stop.usage
     if stop.stop_reason not in ("end_turn", "tool_use"):
@@ -476,6 +495,7 @@ def _last_chunk(
         usage_metadata=counted,
         response_metadata=metadata,
         chunk_position="last",
+        id=reply_id,
     )
 
 
