@@ -158,8 +158,8 @@ class _LabelledModel(ReplyModel):
 @_STREAMS_INSIDE_THE_AGENT
 async def test_labelled_chunks_of_a_reply_stream_under_one_id_when_a_handler_rewrites_one() -> None:
     """Chunks carrying the provider's id and a name are rebuilt like the chunk of a rewritten
-    delta, and every chunk the relay builds carries the model's id: the chunks LangChain streams
-    for one reply never mix two ids, and they are the model's, as without the bridge."""
+    delta, and every chunk the relay builds carries the model's id and name: the chunks LangChain
+    streams for one reply never mix two ids, and they are the model's, as without the bridge."""
 
     @InvokeModelStage.wrap
     async def shout_two(context: Any, next_fn: Any) -> Any:
@@ -176,6 +176,7 @@ async def test_labelled_chunks_of_a_reply_stream_under_one_id_when_a_handler_rew
     ]
     assert "".join(str(chunk.content) for chunk in chunks) == "one TWO three"
     assert {chunk.id for chunk in chunks} == {"chatcmpl-7"}, [chunk.id for chunk in chunks]
+    assert {chunk.name for chunk in chunks} == {"bot"}, [chunk.name for chunk in chunks]
 
 
 def test_a_history_translated_once_still_hands_each_call_its_own_copy() -> None:

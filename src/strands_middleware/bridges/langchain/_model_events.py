@@ -277,6 +277,8 @@ async def relayed_call(  # noqa: PLR0915 (one loop on every chunk, written out: 
                 _take_text(builder, index, texts)
             if relay.reply_id is None:  # the chunks the relay builds carry the model's id
                 relay.reply_id = _model_id(fields.get("id"))
+            if relay.reply_name is None:  # and the name it gave them
+                relay.reply_name = fields.get("name")
             for event in _piece_events(piece, builder, translation, metadata, spare):
                 yield event
             text_open, index = translation.text_open, translation.index

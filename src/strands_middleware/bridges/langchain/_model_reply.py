@@ -150,6 +150,7 @@ async def _own_reply(model: BaseChatModel, messages: Any, sent: Any) -> AsyncGen
             usage_metadata=message.usage_metadata,
             response_metadata=metadata,
             id=message.id,
+            name=message.name,
         )
     )
 

@@ -129,6 +129,7 @@ class Relay:
             id and name (on its first) and input fragment.
         reply_id: The id the model gave its reply's chunks (the first it gave), which every
             chunk the relay builds carries too, as the model's own chunks do.
+        reply_name: The name the model gave its reply's chunks, carried the same way.
         settled: The chain has its result (or failed): nothing more will come out of it.
         used: The relay has been streamed once (a second call of the model passes through).
         waiting: The relay waits on ``wake`` for the deltas the chain lets out.
@@ -144,6 +145,7 @@ class Relay:
         "metadata",
         "out",
         "reply_id",
+        "reply_name",
         "settled",
         "spare",
         "stop",
@@ -166,6 +168,7 @@ class Relay:
         self.converse = False
         self.metadata: dict[str, Any] = {}
         self.reply_id: str | None = None
+        self.reply_name: str | None = None
         self.spare: Spare | None = None
         self._arrived: asyncio.Future[None] | None = None
         self.waiting = False
@@ -316,7 +319,13 @@ class RelayChatModel(BaseChatModel):
         deltas: list[_Delta] = []
         async for batch in relayed:
             deltas += batch
-        message = reply_of(deltas, relay.stop, relay.metadata, relay.reply_id)
+        message = reply_of(
+            deltas,
+            relay.stop,
+            relay.metadata,
+            reply_id=relay.reply_id,
+            reply_name=relay.reply_name,
+        )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _astream(
@@ -343,16 +352,25 @@ class RelayChatModel(BaseChatModel):
                         kept
                         if kept is not None
                         else ChatGenerationChunk(
-                            message=AIMessageChunk(content=delta, id=relay.reply_id)
+                            message=AIMessageChunk(
+                                content=delta, id=relay.reply_id, name=relay.reply_name
+                            )
                         )
                     )
                     continue
                 index, tool_use_id, name, fragment = delta
                 call: Any = {"name": name, "args": fragment, "id": tool_use_id, "index": index}
                 yield ChatGenerationChunk(
-                    message=AIMessageChunk(content="", tool_call_chunks=[call], id=relay.reply_id)
+                    message=AIMessageChunk(
+                        content="",
+                        tool_call_chunks=[call],
+                        id=relay.reply_id,
+                        name=relay.reply_name,
+                    )
                 )
-        last = _last_chunk(relay.stop, relay.metadata, "", [], relay.reply_id)
+        last = _last_chunk(
+            relay.stop, relay.metadata, "", [], reply_id=relay.reply_id, reply_name=relay.reply_name
+        )
         yield ChatGenerationChunk(message=last)
 
 
@@ -442,11 +460,13 @@ def reply_of(
     deltas: list[Any],
     stop: ModelStopReason | None,
     metadata: dict[str, Any],
+    *,
     reply_id: str | None = None,
+    reply_name: str | None = None,
 ) -> BaseMessage:
     """The whole reply the chain let out: its deltas (`Relay.out`'s form) aggregated, with the
     usage and stop reason of ``stop`` (the result the chain let out, if any) and the model's
-    id for it (``reply_id``, if it gave one)."""
+    id and name for it (if it gave them)."""
     texts = [delta for delta in deltas if isinstance(delta, str)]
     calls: dict[int, dict[str, Any]] = {}
     for delta in deltas:
@@ -456,7 +476,14 @@ def reply_of(
                 index, {"name": name, "args": "", "id": tool_use_id, "index": index}
             )
             call["args"] += fragment
-    whole = _last_chunk(stop, metadata, "".join(texts), list(calls.values()), reply_id)
+    whole = _last_chunk(
+        stop,
+        metadata,
+        "".join(texts),
+        list(calls.values()),
+        reply_id=reply_id,
+        reply_name=reply_name,
+    )
     return message_chunk_to_message(whole)
 
 
@@ -470,7 +497,9 @@ def _last_chunk(
     metadata: dict[str, Any],
     text: str,
     calls: list[Any],
+    *,
     reply_id: str | None = None,
+    reply_name: str | None = None,
 ) -> AIMessageChunk:
     """The call's closing chunk (with usage and stop reason), or the whole reply in one."""
     if stop is None:
@@ -480,6 +509,7 @@ def _last_chunk(
             response_metadata=metadata,
             chunk_position="last",
             id=reply_id,
+            name=reply_name,
         )
     usage = stop.usage
     if stop.stop_reason not in ("end_turn", "tool_use"):
@@ -496,6 +526,7 @@ def _last_chunk(
         response_metadata=metadata,
         chunk_position="last",
         id=reply_id,
+        name=reply_name,
     )
 
 
