@@ -27,6 +27,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar, cast
 
 from ..content import (
@@ -52,12 +53,12 @@ from ..host import project_input_tokens
 from ..host._agent_pass import run_agent_pass
 from ..host._interrupt_state import InterruptState, PendingToolExecution
 from ..host._mixin import MiddlewareHostMixin
-from ..host._model_call import model_call_context, run_model_call
+from ..host._model_call import estimate_on_read, model_call_context, run_model_call
 from ..host._tool_call import run_tool_call, tool_call_context
 from ..interrupts import Interrupt
 from ..models import Model
 from ..stages._agent_stream import AgentStreamContext
-from ..stages._invoke_model import InvokeModelContext, InvokeModelStage, project_on_read
+from ..stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ..tools import AgentTool
 from ._prompt import (
     empty_turn,
@@ -489,14 +490,7 @@ class Agent(MiddlewareHostMixin):
         read them."""
         if not self.middleware_registry.has_handlers(InvokeModelStage):
             return  # only the terminal reads the context: the estimate would go unread
-        messages, system_prompt = context.messages, context.system_prompt
-        tool_specs, last_call = context.tool_specs, self._last_call
-        project_on_read(
-            context,
-            lambda: project_input_tokens(
-                messages, system_prompt=system_prompt, tool_specs=tool_specs, last_call=last_call
-            ),
-        )
+        estimate_on_read(context, partial(project_input_tokens, last_call=self._last_call))
 
     async def _tool_round(
         self,

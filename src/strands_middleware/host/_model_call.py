@@ -24,7 +24,13 @@ from ._changes import UNTRACKED, Handed, Untracked
 from ._model_stream import process_model_stream
 from ._token_projection import CallUsage
 
-__all__ = ["ModelStagePoint", "invoke_model_terminal", "model_call_context", "run_model_call"]
+__all__ = [
+    "ModelStagePoint",
+    "estimate_on_read",
+    "invoke_model_terminal",
+    "model_call_context",
+    "run_model_call",
+]
 
 ModelTerminal = Callable[[InvokeModelContext], AsyncGenerator[TypedEvent, None]]
 """What does a model call for the stage: the host's own call, given the handlers' context."""
@@ -66,15 +72,15 @@ def _call_usage(registry: MiddlewareRegistry) -> CallUsage:
     return found
 
 
-def _project_on_read(context: InvokeModelContext, usage: CallUsage) -> None:
-    """Make ``context.projected_input_tokens`` the estimate of its request on the first read:
-    of the messages, system prompt and tool specs the context holds now (the lists, as they are
-    when read), with the usage the agent's calls recorded by then."""
+def estimate_on_read(context: InvokeModelContext, estimate: Callable[..., int]) -> None:
+    """Make ``context.projected_input_tokens`` ``estimate(messages, system_prompt=...,
+    tool_specs=...)`` of the request the context holds now, made on the first read (the lists
+    as they are then). ``estimate`` is `CallUsage.project` on a bridged host, with the usage the
+    agent's calls recorded by then, or `project_input_tokens` given the previous call."""
     messages, system_prompt = context.messages, context.system_prompt
     tool_specs = context.tool_specs
     project_on_read(
-        context,
-        lambda: usage.project(messages, system_prompt=system_prompt, tool_specs=tool_specs),
+        context, lambda: estimate(messages, system_prompt=system_prompt, tool_specs=tool_specs)
     )
 
 
@@ -97,7 +103,7 @@ class ModelStagePoint:
     call's result is noted by the agent's registry when the call ends, `finished`): the whole
     request is estimated on the agent's first call, and after that the last call's usage
     counts for the history up to the turn it produced, as a message's strands usage metadata
-    does. The estimate is made when a handler first reads the field (`project_on_read`: most
+    does. The estimate is made when a handler first reads the field (`estimate_on_read`: most
     calls have none that does), of the request the point was given. The figure is left None
     when the stage has no handlers (nothing would read it).
 
@@ -140,7 +146,7 @@ class ModelStagePoint:
         )
         if projected_input_tokens is None and registry.has_handlers(InvokeModelStage):
             # Only a handler reads the figure, and most never do: it is made on the first read.
-            _project_on_read(self.context, _call_usage(registry))
+            estimate_on_read(self.context, _call_usage(registry).project)
         self._handed: Handed | Untracked = Handed(self.context) if tracks_changes else UNTRACKED
 
     def changed(self, ours: InvokeModelContext) -> dict[str, Any]:
@@ -313,7 +319,7 @@ async def run_model_call(
     found: ModelStopReason | None = None
     handled = registry.has_handlers(InvokeModelStage)
     if handled and not has_projection(context):
-        _project_on_read(context, _call_usage(registry))
+        estimate_on_read(context, _call_usage(registry).project)
     # This generator drives the chain itself (`MiddlewareRegistry.open`): no driver generator
     # between it and the outermost handler.
     opened = registry.open(InvokeModelStage, context, invoke_model_terminal).reporting()

@@ -222,7 +222,7 @@ class ToolStagePoint:
     def _rules(
         self, context: ExecuteToolContext, terminal: ToolTerminal
     ) -> AsyncGenerator[TypedEvent, None]:
-        if self._ran or context is not self.context:
+        if self._ran:
             return run_tool_stage(self._registry, context, terminal)
         self._ran = True
         return _run_stage(self._registry, context, terminal)

@@ -502,31 +502,24 @@ def _last_chunk(
     reply_name: str | None = None,
 ) -> AIMessageChunk:
     """The call's closing chunk (with usage and stop reason), or the whole reply in one."""
-    if stop is None:
-        return AIMessageChunk(
-            content=text,
-            tool_call_chunks=calls,
-            response_metadata=metadata,
-            chunk_position="last",
-            id=reply_id,
-            name=reply_name,
-        )
-    usage = stop.usage
-    if stop.stop_reason not in ("end_turn", "tool_use"):
-        metadata = {**metadata, "stop_reason": stop.stop_reason}
-    counted: Any = {
-        "input_tokens": int(usage.get("inputTokens", 0)),
-        "output_tokens": int(usage.get("outputTokens", 0)),
-        "total_tokens": int(usage.get("totalTokens", 0)),
-    }
+    counted: dict[str, Any] = {}  # no usage field at all without a result
+    if stop is not None:
+        usage = stop.usage
+        if stop.stop_reason not in ("end_turn", "tool_use"):
+            metadata = {**metadata, "stop_reason": stop.stop_reason}
+        counted["usage_metadata"] = {
+            "input_tokens": int(usage.get("inputTokens", 0)),
+            "output_tokens": int(usage.get("outputTokens", 0)),
+            "total_tokens": int(usage.get("totalTokens", 0)),
+        }
     return AIMessageChunk(
         content=text,
         tool_call_chunks=calls,
-        usage_metadata=counted,
         response_metadata=metadata,
         chunk_position="last",
         id=reply_id,
         name=reply_name,
+        **counted,
     )
 
 

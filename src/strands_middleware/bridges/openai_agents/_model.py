@@ -67,7 +67,7 @@ def _spec_copy(spec: ToolSpec) -> ToolSpec:
         dump = marshal.dumps(cast(Any, spec))
     except ValueError:  # a value marshal cannot write: copied in Python, not kept
         return copy_containers(spec)
-    _SPEC_DUMPS[id(schema)] = (copy_containers(spec), dump)
+    _SPEC_DUMPS[id(schema)] = (cast(ToolSpec, marshal.loads(dump)), dump)
     if len(_SPEC_DUMPS) > _SPECS_KEPT:
         _SPEC_DUMPS.popitem(last=False)
     return cast(ToolSpec, marshal.loads(dump))
