@@ -277,8 +277,14 @@ def test_tool_calls_running_at_once_cannot_all_slip_under_the_cap(make_agent: Ag
         tool_use_id: result["status"]
         for tool_use_id, result in tool_results(model.requests[1].messages[-1]).items()
     }
-    assert statuses == {"a": "success", "b": "success", "c": "error"}
-    assert sorted(ran) == ["echo a", "echo b"]
+    # Which call is refused depends on the order the host starts them in (LangChain's sync
+    # ToolNode runs them on threads), so the rule is: exactly one is refused, and only the other
+    # two ran.
+    assert sorted(statuses.values()) == ["error", "success", "success"]
+    admitted = sorted(
+        f"echo {tool_use_id}" for tool_use_id, s in statuses.items() if s == "success"
+    )
+    assert sorted(ran) == admitted
 
 
 def test_a_tool_call_that_pauses_for_a_human_is_counted_only_when_it_runs(

@@ -4,7 +4,9 @@ A model stuck in a loop of tool calls burns money and time; a cap turns that int
 bounded failure. One `CallLimit` spans both stages and counts per agent. The rules:
 
 * **What is counted, and when.** A model call or a tool call counts when it starts, before
-  ``next_fn``, so calls running at once cannot all slip under the cap. A refused call is not
+  ``next_fn``, so calls running at once cannot all slip under the cap: which of them is refused
+  is whichever starts last, so it follows the order the host starts them in (LangChain's
+  synchronous tool node starts them on threads, in no fixed order). A refused call is not
   counted. A tool call that pauses for a human (an `InterruptException` raised inside the chain,
   or an interrupt event in its stream) is not counted either: it runs again on resume, and
   counts then. ``per_tool`` counts calls by the tool name the model used (unknown tools
