@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackHandler, AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 from pydantic import Field
@@ -139,3 +139,44 @@ async def test_a_delta_let_out_streams_while_its_handler_awaits_something_else()
             caller_read.set()
 
     assert log == ["handler saw the caller read it"]
+
+
+@_STREAMS_INSIDE_THE_AGENT
+async def test_a_run_cancelled_while_langchain_streams_the_deltas_cancels_its_model_call() -> None:
+    # The chain has its result; LangChain's call is still streaming what it let out (held up
+    # here by a callback) when the caller cancels the run: the call is cancelled with it, and
+    # nothing of the run is left running.
+    settled = asyncio.Event()
+    log: list[str] = []
+
+    @InvokeModelStage.wrap
+    async def noting(context: Any, next_fn: Any) -> Any:
+        async for event in next_fn(context):
+            yield event
+        settled.set()
+
+    class _Stalling(AsyncCallbackHandler):
+        async def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                log.append("model call cancelled")
+                raise
+
+    model = _PacedModel(words=["one ", "two "])
+    agent = create_agent(model, middleware=[LangChainBridge(noting)])
+
+    async def consume() -> None:
+        config: Any = {"callbacks": [_Stalling()]}
+        async for _ in agent.astream(prompt(), config, stream_mode="messages"):
+            pass
+
+    run = asyncio.ensure_future(consume())
+    await asyncio.wait_for(settled.wait(), timeout=5.0)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert log == ["model call cancelled"]
+    for _ in range(_TURNS_BETWEEN_CHUNKS):
+        await asyncio.sleep(0)
+    assert asyncio.all_tasks() == {asyncio.current_task()}

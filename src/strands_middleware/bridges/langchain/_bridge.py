@@ -35,6 +35,7 @@ as soon as the model or tool call it reaches has handlers here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
@@ -386,7 +387,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
             changes["model"] = self._relay_model(model_out(ours.model, shown_model, request.model))
             overridden = request.override(**changes)
             call = calling_through(relay, lambda: asyncio.ensure_future(handler(overridden)))
-            call.add_done_callback(lambda _: relay.close())
+            call.add_done_callback(relay.call_done)
             stops: list[ModelStopReason] = []
             calls.append((stops, call))
             return relay, call, stops
@@ -526,7 +527,14 @@ async def _model_result(
         if not settled:
             for _, call in calls:
                 call.cancel()
-        await asyncio.gather(*(call for _, call in calls), return_exceptions=True)
+        if settled and len(calls) == 1:
+            # The one call awaited itself: through gather, its end would wake this task a loop
+            # turn later. Its failure is read below; a cancellation (this task's, passed on to
+            # the call as gather would) propagates.
+            with contextlib.suppress(Exception):  # read from the call below
+                await calls[0][1]
+        else:
+            await asyncio.gather(*(call for _, call in calls), return_exceptions=True)
     for stops, call in calls:
         failure = None if call.cancelled() else call.exception()
         if failure is None:

@@ -231,6 +231,8 @@ async def relayed_call(  # noqa: PLR0915 (one loop on every chunk, written out: 
     # builder reads every delta it is fed.
     first: Any = relay.first
     handed = first.__class__ is Handed
+    if handed:  # the stream is read here: the end of LangChain's call has nothing to close
+        call.remove_done_callback(relay.call_done)
     pieces: AsyncIterator[Any] = first.stream if handed else relay.source()
     translation = ConverseChunks()
     text_open, index = False, -1

@@ -253,6 +253,12 @@ class Relay:
         """The model call ended (or never came): the terminal stops waiting for chunks."""
         self.put(END)
 
+    def call_done(self, call: asyncio.Future[Any]) -> None:
+        """`close`, as a done callback of LangChain's model call: a call that ends (or fails)
+        before it streams through the relay must not leave the terminal waiting. The terminal
+        takes it off once the model's stream is handed over, which it then reads itself."""
+        self.close()
+
 
 class RelayChatModel(BaseChatModel):
     """The chat model LangChain calls on a bridged model call: the real one, through the chain.
