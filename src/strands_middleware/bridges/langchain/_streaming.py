@@ -108,10 +108,11 @@ class Relay:
 
     Two tasks share it: LangChain's model call (the relay) and the chain's terminal. The relay
     `put`s the model's stream on ``chunks``: handed over whole (`Handed`, then the terminal
-    reads it and `fail`s the relay if it fails), or chunk by chunk, waiting on ``wake`` while
-    ``ahead`` of them are unread (the terminal sets it when it wants more). Only the terminal
-    ever waits for a chunk, so one future (``_arrived``) is enough to wake it. The relay waits
-    on ``wake`` for deltas (``waiting`` set): the chain's driver sets it as it notes one let out
+    reads it and `fail`s the relay if it fails), or chunk by chunk, sleeping (`sleep`) while
+    ``ahead`` of them are unread (the terminal `wake`s it when it wants more). Only the terminal
+    ever waits for a chunk, so one future (``_arrived``) is enough to wake it; only the relay
+    sleeps, so one future (``_woken``) is enough to wake it too. The relay sleeps until the
+    chain lets a delta out (``waiting`` set): the chain's driver wakes it as it notes one
     (`let_out`, `wake_relay`), `settle` and `fail` when the chain is done.
 
     Attributes:
@@ -132,12 +133,13 @@ class Relay:
         reply_name: The name the model gave its reply's chunks, carried the same way.
         settled: The chain has its result (or failed): nothing more will come out of it.
         used: The relay has been streamed once (a second call of the model passes through).
-        waiting: The relay waits on ``wake`` for the deltas the chain lets out.
+        waiting: The relay sleeps until the chain lets a delta out.
     """
 
     __slots__ = (
         "_arrived",
         "_tools",
+        "_woken",
         "chunks",
         "converse",
         "failure",
@@ -151,7 +153,7 @@ class Relay:
         "stop",
         "used",
         "waiting",
-        "wake",
+        "woke",
     )
 
     def __init__(self) -> None:
@@ -159,7 +161,9 @@ class Relay:
         # without a coroutine call, and this hand-off runs on every chunk of the model's reply.
         self.chunks: deque[Any] = deque()
         self.out: list[_Delta] = []
-        self.wake = asyncio.Event()
+        # Set when the relay is woken (`wake`); the future it sleeps on, while it sleeps.
+        self.woke = False
+        self._woken: asyncio.Future[None] | None = None
         self.settled = False
         self.used = False
         self.stop: ModelStopReason | None = None
@@ -190,11 +194,27 @@ class Relay:
     async def next(self) -> Any:
         """The next chunk, once there is one, asking the relay for more (it may be waiting,
         `ahead` chunks ahead); a chunk already there is taken without this."""
-        self.wake.set()
+        self.wake()
         while not self.chunks:
             self._arrived = asyncio.get_running_loop().create_future()
             await self._arrived
         return self.chunks.popleft()
+
+    def wake(self) -> None:
+        """Wake the relay if it sleeps (`sleep`), or keep it from sleeping until it next asks."""
+        self.woke = True
+        woken = self._woken
+        if woken is not None:
+            self._woken = None
+            if not woken.done():  # the sleeping relay may have been cancelled meanwhile
+                woken.set_result(None)
+
+    async def sleep(self) -> None:
+        """Sleep until woken (`wake`) after this call: a wake before it does not count."""
+        self.woke = False
+        while not self.woke:
+            self._woken = asyncio.get_running_loop().create_future()
+            await self._woken
 
     async def begin(self) -> bool:
         """Wait for the model call's first chunk; False when it ended without one."""
@@ -237,17 +257,17 @@ class Relay:
     def wake_relay(self) -> None:
         """Wake the relay waiting for deltas (``waiting``): the chain let one out."""
         self.waiting = False
-        self.wake.set()
+        self.wake()
 
     def settle(self) -> None:
         """Nothing more will come out of the chain: the relay may finish."""
         self.settled = True
-        self.wake.set()
+        self.wake()
 
     def fail(self, failure: BaseException) -> None:
         """The model's stream the terminal read failed: the relay raises ``failure``."""
         self.failure = failure
-        self.wake.set()
+        self.wake()
 
     def close(self) -> None:
         """The model call ended (or never came): the terminal stops waiting for chunks."""
@@ -419,8 +439,7 @@ async def _relayed(
             if relay._arrived is not None:  # pyright: ignore[reportPrivateUsage]
                 relay.wake_terminal()
             if len(chunks) >= ahead:
-                relay.wake.clear()
-                await relay.wake.wait()
+                await relay.sleep()
             elif not relay.out and not relay.settled:
                 continue
             # What the chain let out while the model was being read (a model waiting on its
@@ -438,8 +457,7 @@ async def _relayed(
             await aclose()
     relay.close()
     while not relay.settled:
-        relay.wake.clear()
-        await relay.wake.wait()
+        await relay.sleep()
     if relay.out:
         yield _drain(relay)
 
@@ -447,7 +465,6 @@ async def _relayed(
 async def _let_out(relay: Relay) -> AsyncGenerator[list[_Delta], None]:
     """The deltas the chain lets out while the terminal reads the handed stream, in batches,
     until the chain settles (or the stream fails: its failure is raised)."""
-    wake = relay.wake
     while True:
         if relay.failure is not None:
             raise relay.failure
@@ -457,8 +474,7 @@ async def _let_out(relay: Relay) -> AsyncGenerator[list[_Delta], None]:
         if relay.settled:
             return
         relay.waiting = True
-        wake.clear()
-        await wake.wait()
+        await relay.sleep()
         relay.waiting = False
 
 
