@@ -97,6 +97,44 @@ async def test_a_model_failing_mid_reply_fails_the_run_with_its_own_error() -> N
     assert "two " not in read
 
 
+class _CallbackLog(AsyncCallbackHandler):
+    """What LangChain's callbacks hear of a run's model calls."""
+
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+
+    async def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        self.heard.append("model call started")
+
+    async def on_llm_end(self, *args: Any, **kwargs: Any) -> None:
+        self.heard.append("model call ended")
+
+    async def on_llm_error(self, error: BaseException, **kwargs: Any) -> None:
+        self.heard.append(f"model call failed: {error}")
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["astream", "ainvoke"])
+@pytest.mark.parametrize("bridged", [True, False], ids=["bridged", "native"])
+async def test_a_model_failing_mid_reply_is_reported_to_langchains_callbacks(
+    bridged: bool, streamed: bool
+) -> None:
+    # As without the bridge: the call a tracer (LangSmith's, say) opened for the model call is
+    # closed with the model's error, not left open.
+    model = _PacedModel(words=["one ", "two ", "three"], fail_at=1, streaming=True)
+    agent = create_agent(model, middleware=[LangChainBridge(_passing)] if bridged else [])
+    callbacks = _CallbackLog()
+    config: Any = {"callbacks": [callbacks]}
+
+    with pytest.raises(RuntimeError, match="connection reset"):
+        if streamed:
+            async for _ in agent.astream(prompt(), config, stream_mode="messages"):
+                pass
+        else:
+            await agent.ainvoke(prompt(), config)
+
+    assert callbacks.heard == ["model call started", "model call failed: connection reset"]
+
+
 async def test_a_chain_stopping_early_closes_the_models_stream() -> None:
     @InvokeModelStage.wrap
     async def give_up(context: Any, next_fn: Any) -> Any:

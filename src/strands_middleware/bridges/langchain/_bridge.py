@@ -495,8 +495,9 @@ async def _model_result(
 ) -> ModelStopReason | None:
     """Run the model chain to its result, letting its deltas out to the relay streaming them.
 
-    Every LangChain call the terminal started is awaited (cancelled if the chain failed); the
-    reply of each is noted in ``produced`` against the result its stream gave.
+    Every LangChain call the terminal started is awaited (cancelled if the chain failed, but for
+    a call whose model failed, which ends with the model's failure); the reply of each is noted
+    in ``produced`` against the result its stream gave.
     """
     result: ModelStopReason | None = None
     settled = False
@@ -525,8 +526,13 @@ async def _model_result(
         for relay in relays:
             relay.settle()
         if not settled:
-            for _, call in calls:
-                call.cancel()
+            # (A relay is noted before its call starts: one whose call never started is last.)
+            for relay, (_, call) in zip(relays, calls, strict=False):
+                # A call whose model failed under the chain ends with that failure, raised in
+                # LangChain's call as without the bridge (its callbacks hear of it); the rest
+                # are cancelled.
+                if relay.failure is None:
+                    call.cancel()
         if settled and len(calls) == 1:
             # The one call awaited itself: through gather, its end would wake this task a loop
             # turn later. Its failure is read below; a cancellation (this task's, passed on to
