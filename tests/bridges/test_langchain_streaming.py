@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import AsyncCallbackHandler, AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
@@ -135,6 +136,37 @@ async def test_a_model_failing_mid_reply_is_reported_to_langchains_callbacks(
     assert callbacks.heard == ["model call started", "model call failed: connection reset"]
 
 
+@pytest.mark.parametrize("streamed", [True, False], ids=["astream", "ainvoke"])
+async def test_a_model_failing_mid_reply_is_not_asked_again_by_langchain_middleware_inside(
+    streamed: bool,
+) -> None:
+    # The chain failed with the model's error; a LangChain middleware inside the bridge that
+    # asks the model again would only get a reply no one reads: its call is cancelled first.
+    retried: list[str] = []
+
+    class _AskAgain(AgentMiddleware[Any, Any]):
+        async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+            try:
+                return await handler(request)
+            except RuntimeError as failure:
+                retried.append(f"asking again after {failure}")
+                return await handler(request)
+
+    model = _PacedModel(words=["one ", "two ", "three"], fail_at=1, streaming=True)
+    agent = create_agent(model, middleware=[LangChainBridge(_passing), _AskAgain()])
+
+    with pytest.raises(RuntimeError, match="connection reset"):
+        if streamed:
+            async for _ in agent.astream(prompt(), stream_mode="messages"):
+                pass
+        else:
+            await agent.ainvoke(prompt())
+
+    assert retried == ["asking again after connection reset"]
+    assert model.log == ["model sent one ", "model stream closed"]  # asked once
+    assert asyncio.all_tasks() == {asyncio.current_task()}
+
+
 async def test_a_chain_stopping_early_closes_the_models_stream() -> None:
     @InvokeModelStage.wrap
     async def give_up(context: Any, next_fn: Any) -> Any:
@@ -194,7 +226,7 @@ async def test_a_run_cancelled_while_langchain_streams_the_deltas_cancels_its_mo
         settled.set()
 
     class _Stalling(AsyncCallbackHandler):
-        async def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+        async def on_llm_new_token(self, *args: Any, **kwargs: Any) -> None:
             try:
                 await asyncio.sleep(60)
             except asyncio.CancelledError:

@@ -529,10 +529,12 @@ async def _model_result(
             # (A relay is noted before its call starts: one whose call never started is last.)
             for relay, (_, call) in zip(relays, calls, strict=False):
                 # A call whose model failed under the chain ends with that failure, raised in
-                # LangChain's call as without the bridge (its callbacks hear of it); the rest
-                # are cancelled.
+                # LangChain's call as without the bridge (its callbacks hear of it), unless it
+                # asks the model again (see `Relay.abandoned`); the rest are cancelled.
                 if relay.failure is None:
                     call.cancel()
+                else:
+                    relay.abandoned = call
         if settled and len(calls) == 1:
             # The one call awaited itself: through gather, its end would wake this task a loop
             # turn later. Its failure is read below; a cancellation (this task's, passed on to

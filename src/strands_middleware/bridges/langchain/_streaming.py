@@ -116,6 +116,10 @@ class Relay:
     (`let_out`, `wake_relay`), `settle` and `fail` when the chain is done.
 
     Attributes:
+        abandoned: LangChain's call, once the chain failed with the model's failure on this
+            relay: the call ends with that failure, in LangChain's own model run, and is
+            cancelled if LangChain asks the model again (a retrying LangChain middleware inside
+            the bridge), since the chain reads no other reply.
         chunks: The chat model's chunks on their way to the terminal (``END`` closes them, an
             exception stands for the model call's failure): a `Handed` stream, or its
             `ChatGenerationChunk`s (or pieces of the same shape) one by one, or Converse chunks
@@ -140,6 +144,7 @@ class Relay:
         "_arrived",
         "_tools",
         "_woken",
+        "abandoned",
         "chunks",
         "converse",
         "failure",
@@ -177,6 +182,7 @@ class Relay:
         self._arrived: asyncio.Future[None] | None = None
         self.waiting = False
         self.failure: BaseException | None = None
+        self.abandoned: asyncio.Future[Any] | None = None
 
     def put(self, chunk: Any) -> None:
         """Hand a chunk (or ``END``, or the failure) on to the terminal."""
@@ -339,6 +345,7 @@ class RelayChatModel(BaseChatModel):
     ) -> ChatResult:
         relay = self.current_relay()
         if relay.used:  # the model called again inside one call of the chain: no chain for it
+            await _unless_abandoned(relay)
             own = [chunk async for chunk in host_stream(self.inner, messages, kwargs)]
             return generate_from_stream(ChatGenerationChunk(message=each) for each in own)
         relayed = _relayed(self, messages, kwargs, _AHEAD, whole=WHOLE_WHEN_ASKED)
@@ -363,6 +370,7 @@ class RelayChatModel(BaseChatModel):
     ) -> AsyncIterator[ChatGenerationChunk]:
         relay = self.current_relay()
         if relay.used:  # the model called again inside one call of the chain: no chain for it
+            await _unless_abandoned(relay)
             async for own in host_stream(self.inner, messages, kwargs):
                 yield ChatGenerationChunk(message=own)
             return
@@ -398,6 +406,14 @@ class RelayChatModel(BaseChatModel):
             relay.stop, relay.metadata, "", [], reply_id=relay.reply_id, reply_name=relay.reply_name
         )
         yield ChatGenerationChunk(message=last)
+
+
+async def _unless_abandoned(relay: Relay) -> None:
+    """Cancel the call asking the model again once the chain has failed with the model's
+    failure (`Relay.abandoned`): its reply would reach no one."""
+    if relay.abandoned is not None:
+        relay.abandoned.cancel()
+        await asyncio.sleep(0)  # where the cancellation lands, before the model is asked
 
 
 async def _relayed(
