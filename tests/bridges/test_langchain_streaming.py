@@ -10,6 +10,7 @@ and a chain that stops early closes the model's stream.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -133,7 +134,10 @@ async def test_a_model_failing_mid_reply_is_reported_to_langchains_callbacks(
         else:
             await agent.ainvoke(prompt(), config)
 
-    assert callbacks.heard == ["model call started", "model call failed: connection reset"]
+    # Before Python 3.11 LangGraph cannot hand an async node's model call the run's callbacks:
+    # they hear nothing of it there, with the bridge or without.
+    heard = ["model call started", "model call failed: connection reset"]
+    assert callbacks.heard == (heard if sys.version_info >= (3, 11) else [])
 
 
 @pytest.mark.parametrize("streamed", [True, False], ids=["astream", "ainvoke"])
