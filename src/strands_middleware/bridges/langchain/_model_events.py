@@ -39,6 +39,7 @@ __all__ = [
     "STOP_REASON_KEY",
     "ConverseChunks",
     "events_fed",
+    "rebuilt_response",
     "relayed_call",
     "response_of",
     "stop_of",
@@ -443,7 +444,31 @@ def response_of(
         ai.id = streamed[-1]
     if stop_reason not in ("end_turn", "tool_use"):
         ai = _with_stop_reason(ai, stop_reason)
+    responses = [response for _, response in produced.values()]
+    return rebuilt_response(ai, responses[-1] if responses else None)
+
+
+def rebuilt_response(ai: AIMessage, original: ModelResponse[Any] | None) -> ModelResponse[Any]:
+    """The response of a reply a handler rebuilt (``ai``), in place of LangChain's ``original``.
+
+    What LangChain made of the model's tool calls beyond the reply (with a `ToolStrategy`: the
+    structured response, and the tool message answering its call or telling the model to try
+    again) is kept when ``ai`` makes the same calls (names, ids, arguments): it answers them.
+    Otherwise it is left out, as LangChain would not have made it of this reply; a structured
+    response LangChain parsed from a reply's text (a `ProviderStrategy`) goes with the text.
+    """
+    if original is not None and (len(original.result) > 1 or original.structured_response):
+        first = original.result[0]
+        if isinstance(first, AIMessage) and first.tool_calls and _calls(first) == _calls(ai):
+            return ModelResponse(
+                result=[ai, *original.result[1:]],
+                structured_response=original.structured_response,
+            )
     return ModelResponse(result=[ai])
+
+
+def _calls(message: AIMessage) -> list[tuple[str, str | None, dict[str, Any]]]:
+    return [(call["name"], call["id"], call["args"]) for call in message.tool_calls]
 
 
 def _with_stop_reason(message: Any, stop_reason: str) -> Any:

@@ -43,7 +43,13 @@ from ...events import (
 from ...host._model_call import ModelStagePoint
 from ...host._model_stream import MessageBuilder
 from ...stages._invoke_model import InvokeModelContext
-from ._model_events import ConverseChunks, events_fed, response_of, stop_reason_in
+from ._model_events import (
+    ConverseChunks,
+    events_fed,
+    rebuilt_response,
+    response_of,
+    stop_reason_in,
+)
 from ._model_reply import WHOLE_WHEN_ASKED
 from ._models import LibraryChatModel
 from ._streaming import Relay, reply_of
@@ -238,7 +244,7 @@ class _Call:
         rebuilt: Any = reply_of(relay.out, result, metadata)
         rebuilt.id = ai.id
         rebuilt.name = ai.name
-        return ModelResponse(result=[rebuilt], structured_response=None)
+        return rebuilt_response(rebuilt, self.response)
 
 
 _DELTAS = (TextDeltaEvent, ToolUseDeltaEvent)
