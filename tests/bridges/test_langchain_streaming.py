@@ -18,7 +18,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.callbacks import AsyncCallbackHandler, AsyncCallbackManagerForLLMRun
-from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 from pydantic import Field
 
@@ -213,6 +213,42 @@ async def test_a_delta_let_out_streams_while_its_handler_awaits_something_else()
             caller_read.set()
 
     assert log == ["handler saw the caller read it"]
+
+
+@_STREAMS_INSIDE_THE_AGENT
+async def test_a_cancelled_run_stays_cancelled_when_its_model_call_swallows_it() -> None:
+    # LangChain middleware inside the bridge that answers when its call is cancelled: the model
+    # node, waiting for that call when the run is cancelled, is still cancelled.
+    settled = asyncio.Event()
+    answered: list[str] = []
+
+    @InvokeModelStage.wrap
+    async def noting(context: Any, next_fn: Any) -> Any:
+        async for event in next_fn(context):
+            yield event
+        settled.set()
+
+    class _Stalling(AsyncCallbackHandler):
+        async def on_llm_new_token(self, *args: Any, **kwargs: Any) -> None:
+            await asyncio.sleep(60)
+
+    class _AnswersWhenCancelled(AgentMiddleware[Any, Any]):
+        async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+            try:
+                return await handler(request)
+            except asyncio.CancelledError:
+                answered.append("inner middleware answered")
+                return AIMessage(content="partial")
+
+    model = _PacedModel(words=["one ", "two "], streaming=True)
+    agent = create_agent(model, middleware=[LangChainBridge(noting), _AnswersWhenCancelled()])
+    config: Any = {"callbacks": [_Stalling()]}
+    run = asyncio.ensure_future(agent.ainvoke(prompt(), config))
+    await asyncio.wait_for(settled.wait(), timeout=5.0)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert answered == ["inner middleware answered"]
 
 
 @_STREAMS_INSIDE_THE_AGENT

@@ -35,7 +35,6 @@ as soon as the model or tool call it reaches has handlers here.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
@@ -535,14 +534,10 @@ async def _model_result(
                     call.cancel()
                 else:
                     relay.abandoned = call
-        if settled and len(calls) == 1:
-            # The one call awaited itself: through gather, its end would wake this task a loop
-            # turn later. Its failure is read below; a cancellation (this task's, passed on to
-            # the call as gather would) propagates.
-            with contextlib.suppress(Exception):  # read from the call below
-                await calls[0][1]
-        else:
-            await asyncio.gather(*(call for _, call in calls), return_exceptions=True)
+        # Through gather, even for one call: this task cancelled while it waits stays cancelled
+        # when the call swallows the cancellation (LangChain middleware inside the bridge may),
+        # which awaiting the call itself would lose.
+        await asyncio.gather(*(call for _, call in calls), return_exceptions=True)
     for stops, call in calls:
         failure = None if call.cancelled() else call.exception()
         if failure is None:
