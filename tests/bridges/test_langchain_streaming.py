@@ -215,18 +215,25 @@ async def test_a_delta_let_out_streams_while_its_handler_awaits_something_else()
     assert log == ["handler saw the caller read it"]
 
 
-@_STREAMS_INSIDE_THE_AGENT
-async def test_a_cancelled_run_stays_cancelled_when_its_model_call_swallows_it() -> None:
-    # LangChain middleware inside the bridge that answers when its call is cancelled: the model
-    # node, waiting for that call when the run is cancelled, is still cancelled.
+def _settling() -> tuple[Any, asyncio.Event]:
+    """A pass-through Wrap handler, and the event it sets once the chain has its result."""
     settled = asyncio.Event()
-    answered: list[str] = []
 
     @InvokeModelStage.wrap
     async def noting(context: Any, next_fn: Any) -> Any:
         async for event in next_fn(context):
             yield event
         settled.set()
+
+    return noting, settled
+
+
+@_STREAMS_INSIDE_THE_AGENT
+async def test_a_cancelled_run_stays_cancelled_when_its_model_call_swallows_it() -> None:
+    # LangChain middleware inside the bridge that answers when its call is cancelled: the model
+    # node, waiting for that call when the run is cancelled, is still cancelled.
+    noting, settled = _settling()
+    answered: list[str] = []
 
     class _Stalling(AsyncCallbackHandler):
         async def on_llm_new_token(self, *args: Any, **kwargs: Any) -> None:
@@ -256,14 +263,8 @@ async def test_a_run_cancelled_while_langchain_streams_the_deltas_cancels_its_mo
     # The chain has its result; LangChain's call is still streaming what it let out (held up
     # here by a callback) when the caller cancels the run: the call is cancelled with it, and
     # nothing of the run is left running.
-    settled = asyncio.Event()
+    noting, settled = _settling()
     log: list[str] = []
-
-    @InvokeModelStage.wrap
-    async def noting(context: Any, next_fn: Any) -> Any:
-        async for event in next_fn(context):
-            yield event
-        settled.set()
 
     class _Stalling(AsyncCallbackHandler):
         async def on_llm_new_token(self, *args: Any, **kwargs: Any) -> None:

@@ -194,8 +194,7 @@ class Relay:
         arrived = self._arrived
         if arrived is not None:
             self._arrived = None
-            if not arrived.done():  # the waiting terminal may have been cancelled meanwhile
-                arrived.set_result(None)
+            _resolve(arrived)
 
     async def next(self) -> Any:
         """The next chunk, once there is one, asking the relay for more (it may be waiting,
@@ -212,8 +211,7 @@ class Relay:
         woken = self._woken
         if woken is not None:
             self._woken = None
-            if not woken.done():  # the sleeping relay may have been cancelled meanwhile
-                woken.set_result(None)
+            _resolve(woken)
 
     async def sleep(self) -> None:
         """Sleep until woken (`wake`) after this call: a wake before it does not count."""
@@ -284,6 +282,13 @@ class Relay:
         before it streams through the relay must not leave the terminal waiting. The terminal
         takes it off once the model's stream is handed over, which it then reads itself."""
         self.close()
+
+
+def _resolve(waited: asyncio.Future[None]) -> None:
+    """Wake the one task waiting on ``waited`` (`Relay`'s terminal or relay), unless that task
+    was cancelled meanwhile, which cancelled the future."""
+    if not waited.done():
+        waited.set_result(None)
 
 
 class RelayChatModel(BaseChatModel):
