@@ -34,12 +34,18 @@ the same function), and the same model and tool.
 valgrind's callgrind (as many at once as the machine has cores), and a row is the ratio of the
 machine instructions its ``--calls`` invocations executed, after one warm-up invocation
 (``--rounds`` plays no part). Instruction counts barely move with the load of a shared machine:
-two runs agree to about 0.1%, where timings move by several hundredths from run to run. They
-leave out what instructions do not show (cache misses, branch mispredictions, how many
-instructions a cycle compiled code retires against the interpreter), so they complement the
-timed figures rather than replace them. It needs ``valgrind`` (Debian: ``apt-get install
-valgrind``); on the 2-core development machine the main rows take about 10 minutes, with
-``--scaling`` about 20.
+two runs under one hash seed agree to about 0.1%, where timings move by several hundredths from
+run to run. They do move with where things land in memory: CPython's type attribute cache picks
+the slot of a class and a name from their addresses, so in one process two lookups made on
+every event may keep evicting each other, and every invocation pays for the misses (measured:
+one contestant counted 0.8% above the median of its counts under six other layouts, which lie
+within 0.4%). The hash seed moves the layout, so each contestant is counted under several
+(``--seeds``, by default 0, 1 and 2) and a row takes the median of its counts, which one unlucky
+layout cannot move. Counts leave out what instructions do not show (cache misses, branch
+mispredictions, how many instructions a cycle compiled code retires against the interpreter),
+so they complement the timed figures rather than replace them. It needs ``valgrind`` (Debian:
+``apt-get install valgrind``); on the 2-core development machine the main rows take about 10
+minutes a seed, with ``--scaling`` about 20.
 
 ``--bytecodes`` counts the Python bytecodes the ``--calls`` invocations execute, in this process
 under a tracer: deterministic and quick (a minute for every row), but blind to what runs in C, so
@@ -823,12 +829,15 @@ async def _counted_worker(contestant: Contestant, calls: int) -> None:
     _mark()
 
 
-async def _count(name: str, argv: list[str], directory: str, script: str = __file__) -> int:
-    """Instructions executed by ``name``'s counted invocations, in a callgrind process.
+async def _count(
+    name: str, argv: list[str], directory: str, script: str = __file__, seed: int = 0
+) -> int:
+    """Instructions executed by ``name``'s counted invocations, in a callgrind process whose
+    hash seed is ``seed``.
 
     ``script`` is run with ``--counted-worker name`` and calls `_counted_worker` for it.
     """
-    out = os.path.join(directory, f"{name}.out")
+    out = os.path.join(directory, f"{name}.{seed}.out")
     process = await asyncio.create_subprocess_exec(
         "valgrind",
         "--tool=callgrind",
@@ -839,7 +848,7 @@ async def _count(name: str, argv: list[str], directory: str, script: str = __fil
         *argv,
         "--counted-worker",
         name,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
+        env={**os.environ, "PYTHONHASHSEED": str(seed)},
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -864,19 +873,34 @@ def _segment_total(name: str, out: str) -> int:
 
 
 async def _instruction_ratios(
-    rows: list[Row], argv: list[str], calls: int, script: str = __file__
+    rows: list[Row],
+    argv: list[str],
+    calls: int,
+    script: str = __file__,
+    seeds: Sequence[int] = (0,),
 ) -> None:
-    """Count every contestant of ``rows`` (``script`` runs one, see `_count`); print the table."""
-    names = {c.name for row in rows for c in row.contestants()}
+    """Count every contestant of ``rows`` under each hash seed of ``seeds`` (``script`` runs
+    one, see `_count`); print the table of the median counts."""
+    names = sorted({c.name for row in rows for c in row.contestants()})
     slots = asyncio.Semaphore(os.cpu_count() or 1)
     with tempfile.TemporaryDirectory() as directory:
 
-        async def counted(name: str) -> tuple[str, int]:
+        async def counted(name: str, seed: int) -> int:
             async with slots:
-                return name, await _count(name, argv, directory, script)
+                return await _count(name, argv, directory, script, seed)
 
-        counts = dict(await asyncio.gather(*(counted(name) for name in sorted(names))))
-    print(f"machine instructions per invocation, {calls} invocations counted per contestant")
+        each = await asyncio.gather(*(counted(name, seed) for name in names for seed in seeds))
+    by_name = {name: each[i * len(seeds) : (i + 1) * len(seeds)] for i, name in enumerate(names)}
+    counts = {name: round(statistics.median(counted)) for name, counted in by_name.items()}
+    print(
+        f"machine instructions per invocation, {calls} invocations counted per contestant; "
+        f"the median over hash seeds {', '.join(map(str, seeds))}"
+    )
+    if len(seeds) > 1:
+        print()
+        print("each seed's count, per invocation:")
+        for name, counted in by_name.items():
+            print(f"  {name}: {' '.join(f'{count / calls / 1e6:.2f}' for count in counted)} M")
     _print_counts(rows, counts, calls, lambda count: f"{count / calls / 1e6:.2f} M")
 
 
@@ -938,6 +962,19 @@ async def _bytecode_ratios(rows: list[Row], calls: int) -> None:
     _print_counts(rows, counts, calls, lambda count: str(count // calls))
 
 
+def _seeds(given: str) -> tuple[int, ...]:
+    """``--seeds``: hash seeds, comma-separated, each an integer in PYTHONHASHSEED's range."""
+    try:
+        seeds = tuple(int(part) for part in given.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not comma-separated integers: {given!r}") from None
+    if not seeds or any(not 0 <= seed <= 4294967295 for seed in seeds):
+        raise argparse.ArgumentTypeError(f"hash seeds run from 0 to 4294967295: {given!r}")
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"a seed given twice counts the same layout: {given!r}")
+    return seeds
+
+
 def parser(description: str, calls: int) -> argparse.ArgumentParser:
     """The options every end-to-end benchmark script takes (``calls``: the default ``--calls``)."""
     options = argparse.ArgumentParser(description=description)
@@ -957,6 +994,14 @@ def parser(description: str, calls: int) -> argparse.ArgumentParser:
         action="append",
         metavar="TEXT",
         help="run only the rows whose label holds TEXT (repeatable; all rows when omitted)",
+    )
+    options.add_argument(
+        "--seeds",
+        type=_seeds,
+        default=(0, 1, 2),
+        metavar="N,N,...",
+        help="the hash seeds each contestant is counted under with --instructions (a count is "
+        "the median over them; default 0,1,2)",
     )
     options.add_argument("--counted-worker", help=argparse.SUPPRESS)
     return options
@@ -1009,7 +1054,7 @@ async def main(argv: list[str]) -> None:
             shared.append("--scaling")
         if args.bridges:
             shared.append("--bridges")
-        await _instruction_ratios(rows, shared, args.calls)
+        await _instruction_ratios(rows, shared, args.calls, seeds=args.seeds)
         await _bridge_memory(args.deltas, hosts)
         return
 
