@@ -891,7 +891,11 @@ async def _instruction_ratios(
 
         each = await asyncio.gather(*(counted(name, seed) for name in names for seed in seeds))
     by_name = {name: each[i * len(seeds) : (i + 1) * len(seeds)] for i, name in enumerate(names)}
-    counts = {name: round(statistics.median(counted)) for name, counted in by_name.items()}
+    counts = {name: round(statistics.median(seeded)) for name, seeded in by_name.items()}
+
+    def shown(count: int) -> str:
+        return f"{count / calls / 1e6:.2f} M"
+
     print(
         f"machine instructions per invocation, {calls} invocations counted per contestant; "
         f"the median over hash seeds {', '.join(map(str, seeds))}"
@@ -899,9 +903,9 @@ async def _instruction_ratios(
     if len(seeds) > 1:
         print()
         print("each seed's count, per invocation:")
-        for name, counted in by_name.items():
-            print(f"  {name}: {' '.join(f'{count / calls / 1e6:.2f}' for count in counted)} M")
-    _print_counts(rows, counts, calls, lambda count: f"{count / calls / 1e6:.2f} M")
+        for name, seeded in by_name.items():
+            print(f"  {name}: {', '.join(map(shown, seeded))}")
+    _print_counts(rows, counts, calls, shown)
 
 
 def _print_counts(
