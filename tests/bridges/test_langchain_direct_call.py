@@ -25,6 +25,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.tools import tool
 from pydantic import Field
 
 from strands_middleware import InvokeModelStage
@@ -34,9 +35,15 @@ from strands_middleware.bridges.langchain._converse import (
     converse_messages,
     host_messages,
 )
-from strands_middleware.bridges.langchain._model_events import _only_text
+from strands_middleware.bridges.langchain._model_events import _one_call_delta, _only_text
 from strands_middleware.bridges.langchain._model_reply import _called_directly
-from strands_middleware.events import TextDeltaEvent
+from strands_middleware.bridges.langchain._streaming import (
+    Relay,
+    _call_chunk,
+    _last_chunk,
+    _own_closing,
+)
+from strands_middleware.events import ModelStopReason, TextDeltaEvent
 
 from .test_langchain_native_model import _STREAMS_INSIDE_THE_AGENT, ReplyModel, prompt
 
@@ -143,6 +150,126 @@ def test_a_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> No
     assert not _only_text(AIMessageChunk(content="x", id=None))
 
 
+def _call(**given: Any) -> Any:
+    return AIMessageChunk(content="", tool_call_chunks=[given])
+
+
+def test_a_tool_call_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> None:
+    """The relay hands LangChain a model's own chunk for a tool call's delta let out unchanged
+    only when it equals the chunk the relay builds for that delta (`_one_call_delta`)."""
+    extra_key = _call(name="f", args="{}", id="1", index=0)
+    extra_key.tool_call_chunks[0]["extra"] = 1  # type: ignore[typeddict-unknown-key]
+    kept = [
+        _call(name="f", args='{"a": 1}', id="call-1", index=0),
+        _call(args="1}", index=0),  # a later piece: no id, no name
+        _call(name="g", args="{}", id="call-2", index=1),
+    ]
+    passed_over = [
+        _call(name="f", args="", id="1", index=0),  # no input: no delta streams for it
+        _call(name="f", args="{}", id="1"),  # no index
+        AIMessageChunk(content="text too", tool_call_chunks=[{"args": "{}", "index": 0}]),
+        AIMessageChunk(
+            content="",
+            tool_call_chunks=[{"args": "{}", "index": 0}, {"args": "{}", "index": 1}],
+        ),
+        AIMessageChunk(content="", tool_call_chunks=[{"args": "{}", "index": 0}], id="run-1"),
+        AIMessageChunk(
+            content="",
+            tool_call_chunks=[{"args": "{}", "index": 0}],
+            response_metadata={"model": "m"},
+        ),
+        AIMessageChunk(
+            content="", tool_call_chunks=[{"args": "{}", "index": 0}], usage_metadata=_USAGE
+        ),
+        extra_key,
+        AIMessageChunk(content="plain text"),
+    ]
+    relay = Relay()
+    for chunk in kept:
+        delta = _one_call_delta(chunk)
+        assert delta is not None, chunk
+        assert chunk == _call_chunk(delta, relay), chunk
+    for chunk in passed_over:
+        assert _one_call_delta(chunk) is None, chunk
+
+
+def _settled_relay(usage: Any, *, reason: str = "end_turn", **noted: Any) -> Relay:
+    relay = Relay()
+    message: Any = {"role": "assistant", "content": [{"text": "hi"}]}
+    counts = {
+        "inputTokens": usage["input_tokens"],
+        "outputTokens": usage["output_tokens"],
+        "totalTokens": usage["total_tokens"],
+    }
+    relay.stop = ModelStopReason(reason, message, counts, {"latencyMs": 0})
+    for name, value in noted.items():
+        setattr(relay, name, value)
+    return relay
+
+
+def test_a_closing_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> None:
+    """The relay closes LangChain's stream with the model's own last chunk only when it equals
+    the closing chunk the relay builds from the chain's result (`_own_closing`)."""
+    last: Any = {"usage_metadata": _USAGE, "chunk_position": "last"}
+    closing = AIMessageChunk(content="", **last)
+    cases: list[tuple[Relay, Any, bool]] = [
+        (_settled_relay(_USAGE), closing, True),
+        (_settled_relay(_USAGE, reason="tool_use"), closing, True),
+        (
+            _settled_relay(_USAGE, reply_id="chatcmpl-7", reply_name="bot", metadata={"m": 1}),
+            AIMessageChunk(
+                content="", id="chatcmpl-7", name="bot", response_metadata={"m": 1}, **last
+            ),
+            True,
+        ),
+        # The result's usage differs (a handler changed it), or the model's has more in it.
+        (_settled_relay({**_USAGE, "total_tokens": 3}), closing, False),
+        (
+            _settled_relay(_USAGE),
+            AIMessageChunk(
+                content="",
+                usage_metadata={**_USAGE, "input_token_details": {"cache_read": 1}},
+                chunk_position="last",
+            ),
+            False,
+        ),
+        # A stop reason LangChain has no field for travels in the metadata the relay adds.
+        (_settled_relay(_USAGE, reason="max_tokens"), closing, False),
+        # Metadata from earlier chunks, an id or name of the reply's that the chunk lacks.
+        (_settled_relay(_USAGE, metadata={"m": 1}), closing, False),
+        (_settled_relay(_USAGE, reply_id="chatcmpl-7"), closing, False),
+        (_settled_relay(_USAGE, reply_name="bot"), closing, False),
+        # Not the closing chunk's shape: text in it, not marked last, a tool call in it.
+        (_settled_relay(_USAGE), AIMessageChunk(content=".", **last), False),
+        (_settled_relay(_USAGE), AIMessageChunk(content="", usage_metadata=_USAGE), False),
+        (
+            _settled_relay(_USAGE),
+            AIMessageChunk(content="", tool_call_chunks=[{"args": "{}", "index": 0}], **last),
+            False,
+        ),
+    ]
+    for relay, message, handed_on in cases:
+        piece = ChatGenerationChunk(message=message)
+        relay.closing = piece
+        built = _last_chunk(
+            relay.stop,
+            relay.metadata,
+            "",
+            [],
+            reply_id=relay.reply_id,
+            reply_name=relay.reply_name,
+        )
+        assert (message == built) is handed_on, message
+        assert (_own_closing(relay) is piece) is handed_on, message
+    # Generation info LangChain would fold into the metadata again, or no result at all.
+    relay = _settled_relay(_USAGE)
+    relay.closing = ChatGenerationChunk(message=closing, generation_info={"m": 1})
+    assert _own_closing(relay) is None
+    relay = Relay()
+    relay.closing = ChatGenerationChunk(message=closing)
+    assert _own_closing(relay) is None
+
+
 class _LabelledModel(ReplyModel):
     """A `ReplyModel` whose chunks carry the provider's id and a name, as some providers' do."""
 
@@ -177,6 +304,88 @@ async def test_labelled_chunks_of_a_reply_stream_under_one_id_when_a_handler_rew
     assert "".join(str(chunk.content) for chunk in chunks) == "one TWO three"
     assert {chunk.id for chunk in chunks} == {"chatcmpl-7"}, [chunk.id for chunk in chunks]
     assert {chunk.name for chunk in chunks} == {"bot"}, [chunk.name for chunk in chunks]
+
+
+class _ScriptedChunksModel(ReplyModel):
+    """Streams each call's chunks of ``chunk_turns`` as they are, noting every one it yields."""
+
+    chunk_turns: list[list[AIMessageChunk]] = Field(default_factory=list)
+    yielded: list[AIMessageChunk] = Field(default_factory=list)
+
+    async def _astream(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        turn = self.chunk_turns[self.calls]
+        self.log.append("call")
+        for message in turn:
+            self.yielded.append(message)
+            yield ChatGenerationChunk(message=message)
+
+
+def _tool_then_text() -> list[list[AIMessageChunk]]:
+    last: Any = {"usage_metadata": _USAGE, "chunk_position": "last"}
+    call: Any = {"name": "echo", "args": '{"text": "x"}', "id": "call-1", "index": 0}
+    return [
+        [
+            AIMessageChunk(content="Let me check."),
+            AIMessageChunk(content="", tool_call_chunks=[call]),
+            AIMessageChunk(content="", **last),
+        ],
+        [AIMessageChunk(content="Done."), AIMessageChunk(content="", **last)],
+    ]
+
+
+@_STREAMS_INSIDE_THE_AGENT
+async def test_chunks_let_out_unchanged_stream_as_the_models_own() -> None:
+    """Under ``astream`` LangChain streams the model's own chunk objects for what handlers let
+    through unchanged (the text, the tool call, the closing chunk with the usage), as without
+    the bridge; the chunks of what a handler changed are built, carrying the change."""
+
+    @tool
+    def echo(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    @InvokeModelStage.wrap
+    async def passing(context: Any, next_fn: Any) -> Any:
+        async for event in next_fn(context):
+            yield event
+
+    model = _ScriptedChunksModel(replies=[], chunk_turns=_tool_then_text())
+    agent = create_agent(model, tools=[echo], middleware=[LangChainBridge(passing)])
+    streamed = [
+        chunk
+        async for chunk, meta in agent.astream(prompt(), stream_mode="messages")
+        if meta["langgraph_node"] == "model"
+    ]
+    assert [id(chunk) for chunk in streamed] == [id(chunk) for chunk in model.yielded]
+
+    @InvokeModelStage.wrap
+    async def counting_twice(context: Any, next_fn: Any) -> Any:
+        async for event in next_fn(context):
+            if isinstance(event, ModelStopReason):
+                doubled = {key: 2 * value for key, value in event.usage.items()}
+                yield ModelStopReason(event.stop_reason, event.message, doubled, event.metrics)
+            else:
+                yield event
+
+    model = _ScriptedChunksModel(replies=[], chunk_turns=_tool_then_text())
+    agent = create_agent(model, tools=[echo], middleware=[LangChainBridge(counting_twice)])
+    streamed = [
+        chunk
+        async for chunk, meta in agent.astream(prompt(), stream_mode="messages")
+        if meta["langgraph_node"] == "model"
+    ]
+    closings = [chunk for chunk in streamed if getattr(chunk, "chunk_position", None) == "last"]
+    assert len(closings) == 2
+    for closing in closings:
+        assert all(closing is not own for own in model.yielded)
+        assert closing.usage_metadata == {"input_tokens": 2, "output_tokens": 2, "total_tokens": 4}
+    # The rest (text and tool call) are still the model's own.
+    rest = [chunk for chunk in streamed if all(chunk is not each for each in closings)]
+    assert [id(chunk) for chunk in rest] == [
+        id(own) for own in model.yielded if own.chunk_position != "last"
+    ]
 
 
 def test_a_history_translated_once_still_hands_each_call_its_own_copy() -> None:

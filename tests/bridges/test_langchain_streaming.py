@@ -24,6 +24,7 @@ from pydantic import Field
 
 from strands_middleware import InvokeModelStage
 from strands_middleware.bridges.langchain import LangChainBridge
+from strands_middleware.bridges.langchain._bridge import _ended
 from strands_middleware.events import TextDeltaEvent
 
 from .test_langchain_native_model import _STREAMS_INSIDE_THE_AGENT, ReplyModel, prompt
@@ -256,6 +257,45 @@ async def test_a_cancelled_run_stays_cancelled_when_its_model_call_swallows_it()
     with pytest.raises(asyncio.CancelledError):
         await run
     assert answered == ["inner middleware answered"]
+
+
+async def test_waiting_for_the_calls_ends_them_all_and_keeps_a_cancellation() -> None:
+    """`_ended` waits for every call, whatever each ends with; cancelled while it waits, it
+    cancels the calls not ended yet and raises once they have all ended, even when the call it
+    waited on swallowed the cancellation."""
+    log: list[str] = []
+
+    async def swallowing() -> str:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            log.append("first swallowed")
+        return "answered anyway"
+
+    async def failing() -> None:
+        raise ValueError("model failed")
+
+    async def slow(name: str) -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            log.append(f"{name} cancelled")
+            raise
+
+    done = [asyncio.ensure_future(failing())]
+    await asyncio.sleep(0)
+    await _ended(done)  # a failure is the call's to report, not the waiter's
+    assert isinstance(done[0].exception(), ValueError)
+
+    calls = [asyncio.ensure_future(swallowing()), asyncio.ensure_future(slow("second"))]
+    waiter = asyncio.ensure_future(_ended(calls))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert log == ["first swallowed", "second cancelled"]
+    assert all(call.done() for call in calls)
+    assert calls[0].result() == "answered anyway"
 
 
 @_STREAMS_INSIDE_THE_AGENT

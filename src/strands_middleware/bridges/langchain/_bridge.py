@@ -35,6 +35,7 @@ as soon as the model or tool call it reaches has handlers here.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
@@ -534,10 +535,7 @@ async def _model_result(
                     call.cancel()
                 else:
                     relay.abandoned = call
-        # Through gather, even for one call: this task cancelled while it waits stays cancelled
-        # when the call swallows the cancellation (LangChain middleware inside the bridge may),
-        # which awaiting the call itself would lose.
-        await asyncio.gather(*(call for _, call in calls), return_exceptions=True)
+        await _ended([call for _, call in calls])
     for stops, call in calls:
         failure = None if call.cancelled() else call.exception()
         if failure is None:
@@ -546,3 +544,32 @@ async def _model_result(
         elif any(stop is result for stop in stops):
             raise failure  # LangChain failed on the reply the chain returned
     return result
+
+
+async def _ended(calls: list[asyncio.Future[Any]]) -> None:
+    """Wait until each of LangChain's ``calls`` has ended, however it ended.
+
+    A cancellation of this task while it waits is passed to the call it waits on, and the rest
+    are cancelled too; it is raised here once they have all ended, even where a call swallowed
+    it (LangChain middleware inside the bridge may answer instead), so the run stays cancelled.
+    On Python 3.11+ each call is awaited itself, the task's count of cancellation requests
+    telling whether one came: one event-loop turn a model call fewer than ``asyncio.gather``,
+    which Python 3.10, with no such count, waits through.
+    """
+    if sys.version_info < (3, 11):
+        await asyncio.gather(*calls, return_exceptions=True)
+        return
+    task = asyncio.current_task()
+    assert task is not None, "the bridge's model call runs in a task"
+    requests = task.cancelling()
+    for at, call in enumerate(calls):
+        try:  # noqa: SIM105 (contextlib.suppress would add a context manager a call)
+            await call
+        except (Exception, asyncio.CancelledError):
+            pass  # how the call ended is read from it by the caller
+        if task.cancelling() > requests:
+            rest = calls[at + 1 :]
+            for each in rest:
+                each.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
+            raise asyncio.CancelledError

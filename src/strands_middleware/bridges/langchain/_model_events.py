@@ -240,7 +240,7 @@ async def relayed_call(  # noqa: PLR0915 (one loop on every chunk, written out: 
     texts: list[str] = []
     spare = relay.spare
     metadata = relay.metadata
-    piece: Any
+    piece: Any = None
     new: Any = dict.__new__
     try:
         async for piece in pieces:
@@ -293,6 +293,8 @@ async def relayed_call(  # noqa: PLR0915 (one loop on every chunk, written out: 
         aclose = getattr(pieces, "aclose", None)
         if aclose is not None:
             await aclose()
+    if spare is not None:  # streamed: the model's last chunk may close LangChain's stream too
+        relay.closing = piece
     for closing in _ending(builder, translation, relay.metadata, texts):
         yield closing
     message_event, stop = builder.ending()
@@ -326,15 +328,67 @@ def _piece_events(
     spare: Spare | None,
 ) -> list[TypedEvent]:
     """The events of a chunk other than one more piece of the open text (its response metadata
-    kept in ``metadata``; the chunk kept in ``spare`` when it holds one text delta only)."""
+    kept in ``metadata``; the chunk kept in ``spare`` when it holds one delta only, a text or a
+    tool call's)."""
     message: Any = piece.message
     text: Any = message.content  # a str where the chunk is kept: `_only_text`
     kept: Any = message.response_metadata
     if kept and isinstance(message, AIMessageChunk):
         metadata.update(kept)
-    if spare is not None and piece.__class__ is ChatGenerationChunk and _only_text(message):
-        spare[text] = piece
+    if spare is not None and piece.__class__ is ChatGenerationChunk:
+        if _only_text(message):
+            spare[text] = piece
+        else:
+            delta = _one_call_delta(message)
+            if delta is not None:
+                spare[delta] = piece
     return events_fed(builder, translation.of(message))
+
+
+# The fields set on a chunk holding one tool call's delta: its content (empty) and the call's
+# chunk, from which LangChain's validator sets the two lists of parsed calls.
+_ONE_CALL: Set[str] = frozenset({"content", "tool_call_chunks", "tool_calls", "invalid_tool_calls"})
+
+
+def _one_call_delta(message: Any) -> tuple[int, str | None, str | None, str] | None:
+    """The delta of a chunk that is one tool call's piece and nothing else, as the relay gets it
+    back when the chain lets it out (its index, id, name and input fragment): the relay builds
+    an equal chunk for that delta. None for any other chunk.
+
+    The relay numbers a reply's tool calls from 0 as they come and gives the id and name on a
+    call's first delta only, so a chunk numbered otherwise, or giving them on a later piece, or
+    giving an id the chain's events would not carry as it is, is never looked for: it stays
+    unused and the relay builds its chunk, as for a delta a handler changed.
+    """
+    if type(message) is not AIMessageChunk or not message.__pydantic_fields_set__ <= _ONE_CALL:
+        return None
+    fields: dict[str, Any] = vars(message)
+    calls: Any = fields["tool_call_chunks"]
+    if (
+        fields["content"] != ""
+        or len(calls) != 1
+        or fields["response_metadata"]
+        or fields["additional_kwargs"]
+    ):
+        return None
+    call: Any = calls[0]
+    index, args, name, tool_use_id = (
+        call.get("index"),
+        call.get("args"),
+        call.get("name"),
+        call.get("id"),
+    )
+    if type(index) is not int or type(args) is not str or not args:
+        return None
+    # As LangChain keeps the call of a chunk the relay builds for this delta (nothing added).
+    built = {
+        "name": name,
+        "args": args,
+        "id": tool_use_id,
+        "index": index,
+        "type": "tool_call_chunk",
+    }
+    return (index, tool_use_id, name, args) if call == built else None
 
 
 def events_fed(builder: MessageBuilder, chunks: Iterable[StreamEvent]) -> list[TypedEvent]:

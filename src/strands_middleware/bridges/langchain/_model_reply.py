@@ -37,10 +37,11 @@ __all__ = [
     "reply_pieces",
 ]
 
-# The model's own chunks that held one text delta and nothing else, by their text: the relay
-# hands LangChain the very chunk for a delta the chain let out unchanged (a chunk built afresh
-# would be equal in every field, at the cost of two pydantic models a delta).
-Spare = dict[str, ChatGenerationChunk]
+# The model's own chunks that held one delta and nothing else, by that delta in the form the
+# relay gets it back (`_streaming._Delta`: a text, or a tool call's index, id, name and input
+# fragment): the relay hands LangChain the very chunk for a delta the chain let out unchanged (a
+# chunk built afresh would be equal in every field, at the cost of two pydantic models).
+Spare = dict[str | tuple[int, str | None, str | None, str], ChatGenerationChunk]
 
 
 def _bound(model: BaseChatModel, kwargs: dict[str, Any]) -> Runnable[LanguageModelInput, Any]:

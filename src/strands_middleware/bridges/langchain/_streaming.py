@@ -124,12 +124,16 @@ class Relay:
             exception stands for the model call's failure): a `Handed` stream, or its
             `ChatGenerationChunk`s (or pieces of the same shape) one by one, or Converse chunks
             when ``converse`` is set.
+        closing: The model's last chunk, noted by the terminal once it has read the whole
+            stream (when streamed): the relay hands it LangChain as the call's closing chunk
+            where it is the one the relay would build (`_own_closing`).
         converse: The chat model is this library's own, which streams Converse chunks.
         failure: What the model's stream the terminal read failed with, for the relay to raise.
         first: The first chunk (`begin` waits for it).
         metadata: The reply's response metadata, kept from each chunk as the terminal reads it.
-        spare: Where the terminal keeps the model's own text-only chunks by their text, for the
-            relay to hand LangChain when the chain let that delta out unchanged (when streamed).
+        spare: Where the terminal keeps the model's own chunks that hold one delta and nothing
+            else, by that delta (a text, or a tool call's index, id, name and input fragment),
+            for the relay to hand LangChain when the chain let it out unchanged (when streamed).
         out: The deltas the chain let out, not streamed yet: a text, or a tool call's index,
             id and name (on its first) and input fragment.
         reply_id: The id the model gave its reply's chunks (the first it gave), which every
@@ -146,6 +150,7 @@ class Relay:
         "_woken",
         "abandoned",
         "chunks",
+        "closing",
         "converse",
         "failure",
         "first",
@@ -174,6 +179,7 @@ class Relay:
         self.stop: ModelStopReason | None = None
         self._tools: dict[str, int] = {}
         self.first: Any = END
+        self.closing: Any = None
         self.converse = False
         self.metadata: dict[str, Any] = {}
         self.reply_id: str | None = None
@@ -385,28 +391,21 @@ class RelayChatModel(BaseChatModel):
         async for batch in relayed:
             items: list[Any] = batch  # read by class below, not narrowed by isinstance
             for delta in items:
-                if delta.__class__ is str:
-                    kept = spare.pop(delta, None)
-                    yield (
-                        kept
-                        if kept is not None
-                        else ChatGenerationChunk(
-                            message=AIMessageChunk(
-                                content=delta, id=relay.reply_id, name=relay.reply_name
-                            )
+                kept = spare.pop(delta, None)  # the model's own chunk, for a delta unchanged
+                if kept is not None:
+                    yield kept
+                elif delta.__class__ is str:
+                    yield ChatGenerationChunk(
+                        message=AIMessageChunk(
+                            content=delta, id=relay.reply_id, name=relay.reply_name
                         )
                     )
-                    continue
-                index, tool_use_id, name, fragment = delta
-                call: Any = {"name": name, "args": fragment, "id": tool_use_id, "index": index}
-                yield ChatGenerationChunk(
-                    message=AIMessageChunk(
-                        content="",
-                        tool_call_chunks=[call],
-                        id=relay.reply_id,
-                        name=relay.reply_name,
-                    )
-                )
+                else:
+                    yield ChatGenerationChunk(message=_call_chunk(delta, relay))
+        closing = _own_closing(relay)
+        if closing is not None:
+            yield closing
+            return
         last = _last_chunk(
             relay.stop, relay.metadata, "", [], reply_id=relay.reply_id, reply_name=relay.reply_name
         )
@@ -533,6 +532,58 @@ def reply_of(
 def _drain(relay: Relay) -> list[_Delta]:
     out, relay.out = relay.out, []
     return out
+
+
+def _call_chunk(delta: tuple[int, str | None, str | None, str], relay: Relay) -> AIMessageChunk:
+    """The chunk streaming a tool call's delta the chain let out (`Relay.out`'s form)."""
+    index, tool_use_id, name, fragment = delta
+    call: Any = {"name": name, "args": fragment, "id": tool_use_id, "index": index}
+    return AIMessageChunk(
+        content="", tool_call_chunks=[call], id=relay.reply_id, name=relay.reply_name
+    )
+
+
+def _own_closing(relay: Relay) -> ChatGenerationChunk | None:
+    """The model's own last chunk (`Relay.closing`), where it equals in every field the closing
+    chunk the relay would build from the chain's result: no content, no tool call, marked last,
+    the reply's id and name, all of its response metadata, and the result's usage (the usage's
+    three counts alone: a provider's token details are not in the result). None otherwise.
+
+    Building that chunk costs two pydantic models, on every streamed call: handing on the
+    model's own is what a call without the bridge streams.
+    """
+    piece: Any = relay.closing
+    stop = relay.stop
+    if (
+        stop is None
+        or piece.__class__ is not ChatGenerationChunk
+        or stop.stop_reason not in ("end_turn", "tool_use")  # the others are noted in metadata
+    ):
+        return None
+    fields: dict[str, Any] = piece.__dict__
+    message: Any = fields["message"]
+    if fields["generation_info"] or type(message) is not AIMessageChunk:
+        return None
+    own: dict[str, Any] = vars(message)
+    usage = stop.usage
+    same = (
+        own["content"] == ""
+        and own["chunk_position"] == "last"
+        and not own["tool_call_chunks"]
+        and not own["tool_calls"]
+        and not own["invalid_tool_calls"]
+        and not own["additional_kwargs"]
+        and own["id"] == relay.reply_id
+        and own["name"] == relay.reply_name
+        and own["response_metadata"] == relay.metadata
+        and own["usage_metadata"]
+        == {
+            "input_tokens": int(usage.get("inputTokens", 0)),
+            "output_tokens": int(usage.get("outputTokens", 0)),
+            "total_tokens": int(usage.get("totalTokens", 0)),
+        }
+    )
+    return piece if same else None
 
 
 def _last_chunk(
