@@ -40,7 +40,9 @@ __all__ = [
 # The model's own chunks that held one delta and nothing else, by that delta in the form the
 # relay gets it back (`_streaming._Delta`: a text, or a tool call's index, id, name and input
 # fragment): the relay hands LangChain the very chunk for a delta the chain let out unchanged (a
-# chunk built afresh would be equal in every field, at the cost of two pydantic models).
+# chunk built afresh would be equal in every field, at the cost of two pydantic models, but for
+# the id and name the relay gives its chunks where the model gave them on other chunks of the
+# reply: the model's own chunk streams as it would without the bridge).
 Spare = dict[str | tuple[int, str | None, str | None, str], ChatGenerationChunk]
 
 
