@@ -37,12 +37,8 @@ from strands_middleware.bridges.langchain._converse import (
 )
 from strands_middleware.bridges.langchain._model_events import _one_call_delta, _only_text
 from strands_middleware.bridges.langchain._model_reply import _called_directly
-from strands_middleware.bridges.langchain._streaming import (
-    Relay,
-    _call_chunk,
-    _last_chunk,
-    _own_closing,
-)
+from strands_middleware.bridges.langchain._relay_chunks import call_chunk, last_chunk, own_closing
+from strands_middleware.bridges.langchain._streaming import Relay
 from strands_middleware.events import ModelStopReason, TextDeltaEvent
 
 from .test_langchain_native_model import _STREAMS_INSIDE_THE_AGENT, ReplyModel, prompt
@@ -184,11 +180,10 @@ def test_a_tool_call_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_bui
         extra_key,
         AIMessageChunk(content="plain text"),
     ]
-    relay = Relay()
     for chunk in kept:
         delta = _one_call_delta(chunk)
         assert delta is not None, chunk
-        assert chunk == _call_chunk(delta, relay), chunk
+        assert chunk == call_chunk(delta, None, None), chunk
     for chunk in passed_over:
         assert _one_call_delta(chunk) is None, chunk
 
@@ -207,9 +202,13 @@ def _settled_relay(usage: Any, *, reason: str = "end_turn", **noted: Any) -> Rel
     return relay
 
 
+def _closing_of(relay: Relay) -> Any:
+    return own_closing(relay.closing, relay.stop, relay.metadata, relay.reply_id, relay.reply_name)
+
+
 def test_a_closing_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build() -> None:
     """The relay closes LangChain's stream with the model's own last chunk only when it equals
-    the closing chunk the relay builds from the chain's result (`_own_closing`)."""
+    the closing chunk the relay builds from the chain's result (`own_closing`)."""
     last: Any = {"usage_metadata": _USAGE, "chunk_position": "last"}
     closing = AIMessageChunk(content="", **last)
     cases: list[tuple[Relay, Any, bool]] = [
@@ -251,7 +250,7 @@ def test_a_closing_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build
     for relay, message, handed_on in cases:
         piece = ChatGenerationChunk(message=message)
         relay.closing = piece
-        built = _last_chunk(
+        built = last_chunk(
             relay.stop,
             relay.metadata,
             "",
@@ -260,14 +259,14 @@ def test_a_closing_chunk_passed_on_as_it_is_equals_the_one_the_relay_would_build
             reply_name=relay.reply_name,
         )
         assert (message == built) is handed_on, message
-        assert (_own_closing(relay) is piece) is handed_on, message
+        assert (_closing_of(relay) is piece) is handed_on, message
     # Generation info LangChain would fold into the metadata again, or no result at all.
     relay = _settled_relay(_USAGE)
     relay.closing = ChatGenerationChunk(message=closing, generation_info={"m": 1})
-    assert _own_closing(relay) is None
+    assert _closing_of(relay) is None
     relay = Relay()
     relay.closing = ChatGenerationChunk(message=closing)
-    assert _own_closing(relay) is None
+    assert _closing_of(relay) is None
 
 
 class _LabelledModel(ReplyModel):

@@ -38,7 +38,6 @@ from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
-    message_chunk_to_message,
 )
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
@@ -55,6 +54,7 @@ from ._model_reply import (
     public_pieces,
 )
 from ._models import LibraryChatModel
+from ._relay_chunks import call_chunk, last_chunk, own_closing, reply_of
 
 __all__ = [
     "END",
@@ -63,7 +63,6 @@ __all__ = [
     "RelayChatModel",
     "calling_through",
     "relay_model_of",
-    "reply_of",
 ]
 
 _T = TypeVar("_T")
@@ -126,7 +125,7 @@ class Relay:
             when ``converse`` is set.
         closing: The model's last chunk, noted by the terminal once it has read the whole
             stream (when streamed): the relay hands it LangChain as the call's closing chunk
-            where it is the one the relay would build (`_own_closing`).
+            where it is the one the relay would build (`own_closing`).
         converse: The chat model is this library's own, which streams Converse chunks.
         failure: What the model's stream the terminal read failed with, for the relay to raise.
         first: The first chunk (`begin` waits for it).
@@ -401,15 +400,16 @@ class RelayChatModel(BaseChatModel):
                         )
                     )
                 else:
-                    yield ChatGenerationChunk(message=_call_chunk(delta, relay))
-        closing = _own_closing(relay)
-        if closing is not None:
-            yield closing
-            return
-        last = _last_chunk(
-            relay.stop, relay.metadata, "", [], reply_id=relay.reply_id, reply_name=relay.reply_name
-        )
-        yield ChatGenerationChunk(message=last)
+                    message = call_chunk(delta, relay.reply_id, relay.reply_name)
+                    yield ChatGenerationChunk(message=message)
+        reply_id, reply_name = relay.reply_id, relay.reply_name
+        closing = own_closing(relay.closing, relay.stop, relay.metadata, reply_id, reply_name)
+        if closing is None:
+            last = last_chunk(
+                relay.stop, relay.metadata, "", [], reply_id=reply_id, reply_name=reply_name
+            )
+            closing = ChatGenerationChunk(message=last)
+        yield closing
 
 
 async def _unless_abandoned(relay: Relay) -> None:
@@ -498,123 +498,9 @@ async def _let_out(relay: Relay) -> AsyncGenerator[list[_Delta], None]:
         relay.waiting = False
 
 
-def reply_of(
-    deltas: list[Any],
-    stop: ModelStopReason | None,
-    metadata: dict[str, Any],
-    *,
-    reply_id: str | None = None,
-    reply_name: str | None = None,
-) -> BaseMessage:
-    """The whole reply the chain let out: its deltas (`Relay.out`'s form) aggregated, with the
-    usage and stop reason of ``stop`` (the result the chain let out, if any) and the model's
-    id and name for it (if it gave them)."""
-    texts = [delta for delta in deltas if isinstance(delta, str)]
-    calls: dict[int, dict[str, Any]] = {}
-    for delta in deltas:
-        if not isinstance(delta, str):
-            index, tool_use_id, name, fragment = delta
-            call = calls.setdefault(
-                index, {"name": name, "args": "", "id": tool_use_id, "index": index}
-            )
-            call["args"] += fragment
-    whole = _last_chunk(
-        stop,
-        metadata,
-        "".join(texts),
-        list(calls.values()),
-        reply_id=reply_id,
-        reply_name=reply_name,
-    )
-    return message_chunk_to_message(whole)
-
-
 def _drain(relay: Relay) -> list[_Delta]:
     out, relay.out = relay.out, []
     return out
-
-
-def _call_chunk(delta: tuple[int, str | None, str | None, str], relay: Relay) -> AIMessageChunk:
-    """The chunk streaming a tool call's delta the chain let out (`Relay.out`'s form)."""
-    index, tool_use_id, name, fragment = delta
-    call: Any = {"name": name, "args": fragment, "id": tool_use_id, "index": index}
-    return AIMessageChunk(
-        content="", tool_call_chunks=[call], id=relay.reply_id, name=relay.reply_name
-    )
-
-
-def _own_closing(relay: Relay) -> ChatGenerationChunk | None:
-    """The model's own last chunk (`Relay.closing`), where it equals in every field the closing
-    chunk the relay would build from the chain's result: no content, no tool call, marked last,
-    the reply's id and name, all of its response metadata, and the result's usage (the usage's
-    three counts alone: a provider's token details are not in the result). None otherwise.
-
-    Building that chunk costs two pydantic models, on every streamed call: handing on the
-    model's own is what a call without the bridge streams.
-    """
-    piece: Any = relay.closing
-    stop = relay.stop
-    if (
-        stop is None
-        or piece.__class__ is not ChatGenerationChunk
-        or stop.stop_reason not in ("end_turn", "tool_use")  # the others are noted in metadata
-    ):
-        return None
-    fields: dict[str, Any] = piece.__dict__
-    message: Any = fields["message"]
-    if fields["generation_info"] or type(message) is not AIMessageChunk:
-        return None
-    own: dict[str, Any] = vars(message)
-    usage = stop.usage
-    same = (
-        own["content"] == ""
-        and own["chunk_position"] == "last"
-        and not own["tool_call_chunks"]
-        and not own["tool_calls"]
-        and not own["invalid_tool_calls"]
-        and not own["additional_kwargs"]
-        and own["id"] == relay.reply_id
-        and own["name"] == relay.reply_name
-        and own["response_metadata"] == relay.metadata
-        and own["usage_metadata"]
-        == {
-            "input_tokens": int(usage.get("inputTokens", 0)),
-            "output_tokens": int(usage.get("outputTokens", 0)),
-            "total_tokens": int(usage.get("totalTokens", 0)),
-        }
-    )
-    return piece if same else None
-
-
-def _last_chunk(
-    stop: ModelStopReason | None,
-    metadata: dict[str, Any],
-    text: str,
-    calls: list[Any],
-    *,
-    reply_id: str | None = None,
-    reply_name: str | None = None,
-) -> AIMessageChunk:
-    """The call's closing chunk (with usage and stop reason), or the whole reply in one."""
-    counted: dict[str, Any] = {}  # no usage field at all without a result
-    if stop is not None:
-        usage = stop.usage
-        if stop.stop_reason not in ("end_turn", "tool_use"):
-            metadata = {**metadata, "stop_reason": stop.stop_reason}
-        counted["usage_metadata"] = {
-            "input_tokens": int(usage.get("inputTokens", 0)),
-            "output_tokens": int(usage.get("outputTokens", 0)),
-            "total_tokens": int(usage.get("totalTokens", 0)),
-        }
-    return AIMessageChunk(
-        content=text,
-        tool_call_chunks=calls,
-        response_metadata=metadata,
-        chunk_position="last",
-        id=reply_id,
-        name=reply_name,
-        **counted,
-    )
 
 
 # The relay models in use, by their chat model's id: every bridge calling one chat model shares

@@ -52,7 +52,8 @@ from ._model_events import (
 )
 from ._model_reply import WHOLE_WHEN_ASKED
 from ._models import LibraryChatModel
-from ._streaming import Relay, reply_of
+from ._relay_chunks import reply_of
+from ._streaming import Relay
 
 __all__ = ["asked_whole", "reply_events", "whole_call"]
 
