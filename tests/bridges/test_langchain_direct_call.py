@@ -334,29 +334,37 @@ def _tool_then_text() -> list[list[AIMessageChunk]]:
     ]
 
 
+@tool
+def _echo(text: str) -> str:
+    """Echo the text."""
+    return text
+
+
+async def _model_chunks(handler: Any) -> tuple[_ScriptedChunksModel, list[Any]]:
+    """The model `_tool_then_text` scripts, and what LangChain streams of its node under
+    ``astream`` through a bridge of ``handler``."""
+    model = _ScriptedChunksModel(replies=[], chunk_turns=_tool_then_text())
+    agent = create_agent(model, tools=[_echo], middleware=[LangChainBridge(handler)])
+    streamed = [
+        chunk
+        async for chunk, meta in agent.astream(prompt(), stream_mode="messages")
+        if meta["langgraph_node"] == "model"
+    ]
+    return model, streamed
+
+
 @_STREAMS_INSIDE_THE_AGENT
 async def test_chunks_let_out_unchanged_stream_as_the_models_own() -> None:
     """Under ``astream`` LangChain streams the model's own chunk objects for what handlers let
     through unchanged (the text, the tool call, the closing chunk with the usage), as without
     the bridge; the chunks of what a handler changed are built, carrying the change."""
 
-    @tool
-    def echo(text: str) -> str:
-        """Echo the text."""
-        return text
-
     @InvokeModelStage.wrap
     async def passing(context: Any, next_fn: Any) -> Any:
         async for event in next_fn(context):
             yield event
 
-    model = _ScriptedChunksModel(replies=[], chunk_turns=_tool_then_text())
-    agent = create_agent(model, tools=[echo], middleware=[LangChainBridge(passing)])
-    streamed = [
-        chunk
-        async for chunk, meta in agent.astream(prompt(), stream_mode="messages")
-        if meta["langgraph_node"] == "model"
-    ]
+    model, streamed = await _model_chunks(passing)
     assert [id(chunk) for chunk in streamed] == [id(chunk) for chunk in model.yielded]
 
     @InvokeModelStage.wrap
@@ -368,13 +376,7 @@ async def test_chunks_let_out_unchanged_stream_as_the_models_own() -> None:
             else:
                 yield event
 
-    model = _ScriptedChunksModel(replies=[], chunk_turns=_tool_then_text())
-    agent = create_agent(model, tools=[echo], middleware=[LangChainBridge(counting_twice)])
-    streamed = [
-        chunk
-        async for chunk, meta in agent.astream(prompt(), stream_mode="messages")
-        if meta["langgraph_node"] == "model"
-    ]
+    model, streamed = await _model_chunks(counting_twice)
     closings = [chunk for chunk in streamed if getattr(chunk, "chunk_position", None) == "last"]
     assert len(closings) == 2
     for closing in closings:

@@ -1,11 +1,12 @@
 """What the relay chat model streams to LangChain: chunks of the deltas the chain let out.
 
 The relay (`_streaming.RelayChatModel`) hands LangChain the model's own chunk for a delta the
-chain let out unchanged (`_model_reply.Spare`), and builds one here for any other: a text's, a
-tool call's piece (`call_chunk`), and the call's closing chunk, which carries the result's
-usage and the reply's response metadata (`last_chunk`), unless the model's own last chunk is
-equal to it (`own_closing`). A reply LangChain asks for whole is the deltas aggregated into one
-message (`reply_of`). Every chunk built carries the id and name the model gave its reply.
+chain let out unchanged (`_model_reply.Spare`), and builds one here for any other: a text's
+(`text_chunk`), a tool call's piece (`call_chunk`), and the call's closing chunk, which carries
+the result's usage and the reply's response metadata (`last_chunk`), unless the model's own
+last chunk is equal to it (`own_closing`). A reply LangChain asks for whole is the deltas
+aggregated into one message (`reply_of`). Every chunk built carries the id and name the model
+gave its reply.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from langchain_core.outputs import ChatGenerationChunk
 from ...content import Usage
 from ...events import ModelStopReason
 
-__all__ = ["call_chunk", "last_chunk", "own_closing", "reply_of"]
+__all__ = ["call_chunk", "last_chunk", "own_closing", "reply_of", "text_chunk"]
 
 # The stop reasons LangChain's reply carries no note of: the others travel in its metadata.
 _UNNOTED = ("end_turn", "tool_use")
@@ -53,6 +54,11 @@ def reply_of(
         reply_name=reply_name,
     )
     return message_chunk_to_message(whole)
+
+
+def text_chunk(text: str, reply_id: str | None, reply_name: str | None) -> AIMessageChunk:
+    """The chunk streaming a text delta the chain let out (changed, or of no chunk kept)."""
+    return AIMessageChunk(content=text, id=reply_id, name=reply_name)
 
 
 def call_chunk(

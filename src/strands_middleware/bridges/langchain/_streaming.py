@@ -36,7 +36,6 @@ from langchain_core.language_models.base import LanguageModelInput
 from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.messages import (
     AIMessage,
-    AIMessageChunk,
     BaseMessage,
 )
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -54,7 +53,7 @@ from ._model_reply import (
     public_pieces,
 )
 from ._models import LibraryChatModel
-from ._relay_chunks import call_chunk, last_chunk, own_closing, reply_of
+from ._relay_chunks import call_chunk, last_chunk, own_closing, reply_of, text_chunk
 
 __all__ = [
     "END",
@@ -393,14 +392,9 @@ class RelayChatModel(BaseChatModel):
                 kept = spare.pop(delta, None)  # the model's own chunk, for a delta unchanged
                 if kept is not None:
                     yield kept
-                elif delta.__class__ is str:
-                    yield ChatGenerationChunk(
-                        message=AIMessageChunk(
-                            content=delta, id=relay.reply_id, name=relay.reply_name
-                        )
-                    )
                 else:
-                    message = call_chunk(delta, relay.reply_id, relay.reply_name)
+                    build = text_chunk if delta.__class__ is str else call_chunk
+                    message = build(delta, relay.reply_id, relay.reply_name)
                     yield ChatGenerationChunk(message=message)
         reply_id, reply_name = relay.reply_id, relay.reply_name
         closing = own_closing(relay.closing, relay.stop, relay.metadata, reply_id, reply_name)
