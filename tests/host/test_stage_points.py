@@ -148,6 +148,75 @@ def test_a_tool_point_builds_a_hosts_own_context_class() -> None:
     assert ExecuteToolStage.result_event is ToolResultEvent
 
 
+async def test_a_model_point_given_a_translation_makes_it_when_a_handler_reads_it() -> None:
+    translated: list[int] = []
+
+    def translate() -> Any:
+        translated.append(1)
+        return list(USER)
+
+    seen: list[Any] = []
+
+    @InvokeModelStage.wrap
+    async def reads(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        seen.append(context.projected_input_tokens)  # the estimate reads the messages
+        async for event in next_fn(context):
+            yield event
+
+    def point_of(registry: MiddlewareRegistry) -> ModelStagePoint:
+        return ModelStagePoint(
+            registry,
+            agent="agent",
+            messages=translate,
+            system_prompt=None,
+            tool_specs=[],
+            tool_choice=None,
+            invocation_state={},
+            model=ScriptedModel([text_turn("hello")]),
+            tracks_changes=False,
+        )
+
+    async def passes(
+        context: InvokeModelContext,
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in invoke_model_terminal(context.replace(messages=[])):
+            yield event
+
+    quiet = point_of(MiddlewareRegistry())
+    await quiet.result(passes)
+    assert translated == []  # nothing read the messages: no translation
+    assert not quiet.messages_read(quiet.context)
+
+    registry = MiddlewareRegistry()
+    registry.use(reads)
+    point = point_of(registry)
+    assert translated == []
+    await point.result(invoke_model_terminal)
+    assert translated == [1]
+    assert seen == [1]  # "hi": one token
+    assert point.messages_read(point.context)
+    assert point.context.messages == USER
+
+
+@pytest.mark.parametrize("option", ["copy_request", "tracks_changes"])
+def test_a_translation_made_on_read_cannot_be_copied_or_tracked(option: str) -> None:
+    settings: dict[str, Any] = {"copy_request": False, "tracks_changes": False, option: True}
+    with pytest.raises(ValueError, match=f"but {option}=True"):
+        ModelStagePoint(
+            MiddlewareRegistry(),
+            agent="agent",
+            messages=lambda: pytest.fail("read to be copied or tracked"),
+            system_prompt=None,
+            tool_specs=[],
+            tool_choice=None,
+            invocation_state={},
+            model=ScriptedModel([]),
+            **settings,
+        )
+
+
 def test_points_that_keep_no_record_refuse_to_say_what_changed() -> None:
     registry = MiddlewareRegistry()
     model = model_point(registry, tracks_changes=False)

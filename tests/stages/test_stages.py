@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 import threading
 import uuid
+from typing import Any
 
 import pytest
 
@@ -25,7 +28,12 @@ from strands_middleware import (
 from strands_middleware.events import EventLoopStopEvent
 from strands_middleware.experimental import AgentStreamContext, AgentStreamResult, AgentStreamStage
 from strands_middleware.stages import split_system_prompt
-from strands_middleware.stages._invoke_model import project_on_read
+from strands_middleware.stages._invoke_model import (
+    messages_on_read,
+    messages_read,
+    messages_source,
+    project_on_read,
+)
 
 
 def model_context() -> InvokeModelContext:
@@ -132,6 +140,71 @@ def test_a_projection_made_on_read_is_made_once_and_only_when_read() -> None:
     untouched.projected_input_tokens = 5  # a handler's own figure: the estimate is never made
     assert untouched.projected_input_tokens == 5
     assert made == [1]
+
+
+def test_messages_made_on_read_are_made_once_and_only_when_read() -> None:
+    made: list[int] = []
+
+    def translate() -> list[Any]:
+        made.append(1)
+        return [{"role": "user", "content": [{"text": "made"}]}]
+
+    context = model_context()
+    messages_on_read(context, translate)
+    source = messages_source(context)
+    copy = context.replace(system_prompt=None)
+    assert made == []  # neither a copy nor the source makes them
+    assert not messages_read(context)
+    assert not messages_read(copy)
+    messages = copy.messages
+    assert made == [1]
+    assert messages_read(context)  # the copy's read made them for both
+    assert context.messages is messages
+    assert source() is messages
+    assert made == [1]
+    assert dataclasses.replace(context).messages is messages
+
+
+def test_messages_made_on_read_then_replaced_are_the_replacement() -> None:
+    context = model_context()
+    messages_on_read(context, lambda: pytest.fail("the replaced messages were made"))
+    replaced = context.replace(messages=[])
+    assert replaced.messages == []
+    assert messages_read(replaced)
+    assert not messages_read(context)
+    context.messages = [{"role": "user", "content": [{"text": "set"}]}]
+    assert messages_read(context)
+    assert context.messages[0]["content"] == [{"text": "set"}]
+
+
+def test_a_context_with_messages_made_on_read_copies_and_compares_with_them() -> None:
+    context = model_context()
+    messages_on_read(context, lambda: [{"role": "user", "content": [{"text": "made"}]}])
+    deep = copy.deepcopy(context)
+    assert deep.messages == [{"role": "user", "content": [{"text": "made"}]}]
+    assert deep.messages is not context.messages
+    shallow = copy.copy(context)
+    assert shallow.messages is context.messages
+    unpickled = pickle.loads(pickle.dumps(context))  # the making function is not pickled
+    assert unpickled.messages == context.messages
+    assert context == dataclasses.replace(context)
+    assert "'made'" in repr(context)
+
+
+def test_messages_stay_a_field_without_a_default() -> None:
+    [field] = [f for f in dataclasses.fields(InvokeModelContext) if f.name == "messages"]
+    assert field.default is dataclasses.MISSING
+    with pytest.raises(AttributeError):
+        InvokeModelContext.messages
+    with pytest.raises(TypeError, match="messages"):
+        InvokeModelContext(  # type: ignore[call-arg]
+            agent=None,
+            system_prompt=None,
+            tool_specs=[],
+            tool_choice=None,
+            invocation_state={},
+            model=None,  # type: ignore[arg-type]
+        )
 
 
 def test_tool_context_replace_keeps_its_interrupt_lookup() -> None:

@@ -17,6 +17,9 @@ from ..stages._invoke_model import (
     InvokeModelContext,
     InvokeModelStage,
     has_projection,
+    messages_on_read,
+    messages_read,
+    messages_source,
     project_on_read,
     split_system_prompt,
 )
@@ -77,10 +80,10 @@ def estimate_on_read(context: InvokeModelContext, estimate: Callable[..., int]) 
     tool_specs=...)`` of the request the context holds now, made on the first read (the lists
     as they are then). ``estimate`` is `CallUsage.project` on a bridged host, with the usage the
     agent's calls recorded by then, or `project_input_tokens` given the previous call."""
-    messages, system_prompt = context.messages, context.system_prompt
+    messages, system_prompt = messages_source(context), context.system_prompt
     tool_specs = context.tool_specs
     project_on_read(
-        context, lambda: estimate(messages, system_prompt=system_prompt, tool_specs=tool_specs)
+        context, lambda: estimate(messages(), system_prompt=system_prompt, tool_specs=tool_specs)
     )
 
 
@@ -96,6 +99,13 @@ class ModelStagePoint:
     its own way (comparing the request with a translation of its own) passes
     ``tracks_changes=False``: the point then keeps no record of what it handed out, and
     `changed` is refused.
+
+    ``messages`` may be a function that makes them: a bridge whose translation of its history
+    is its only use of it passes one, and the point calls it when a handler first reads
+    ``context.messages`` (or the projected figure), not at all when none does. Such a point
+    neither copies the request nor tracks changes (``copy_request=False``,
+    ``tracks_changes=False``): the bridge asks `messages_read` whether handlers saw the
+    messages, and compares them with its own translation when they did.
 
     ``projected_input_tokens`` is the request's input tokens as strands-agents estimates them
     (see `project_input_tokens`): a host that has the figure passes it; without it (None), the
@@ -118,7 +128,7 @@ class ModelStagePoint:
         registry: MiddlewareRegistry,
         *,
         agent: Any,
-        messages: Messages,
+        messages: Messages | Callable[[], Messages],
         system_prompt: SystemPrompt,
         tool_specs: list[ToolSpec],
         tool_choice: ToolChoice | None,
@@ -128,6 +138,17 @@ class ModelStagePoint:
         copy_request: bool = False,
         tracks_changes: bool = True,
     ) -> None:
+        make: Callable[[], Messages] | None = None
+        if callable(messages):
+            if copy_request or tracks_changes:
+                option = "copy_request" if copy_request else "tracks_changes"
+                raise ValueError(
+                    f"messages given as a function are made when a handler first reads them, "
+                    f"but {option}=True reads them at once: pass {option}=False (and compare "
+                    "what reaches the terminal with your own translation where the point's "
+                    "messages_read() says handlers saw it), or pass the messages themselves"
+                )
+            make, messages = messages, []
         if copy_request:
             messages = copy.deepcopy(messages)
             system_prompt = copy.deepcopy(system_prompt)
@@ -144,6 +165,8 @@ class ModelStagePoint:
             model=model,
             projected_input_tokens=projected_input_tokens,
         )
+        if make is not None:
+            messages_on_read(self.context, make)
         if projected_input_tokens is None and registry.has_handlers(InvokeModelStage):
             # Only a handler reads the figure, and most never do: it is made on the first read.
             estimate_on_read(self.context, _call_usage(registry).project)
@@ -174,6 +197,13 @@ class ModelStagePoint:
         if self._registry.has_handlers(InvokeModelStage):
             _call_usage(self._registry).record(result.message, result.usage)
         return result
+
+    @staticmethod
+    def messages_read(ours: InvokeModelContext) -> bool:
+        """Whether ``ours`` (what reached the terminal) holds messages: given by a handler, or
+        made on read (the point was given a function) and read since. False means no handler
+        saw them: the host's own request stands."""
+        return messages_read(ours)
 
     @staticmethod
     def missing() -> MissingResultError:

@@ -21,6 +21,9 @@ __all__ = [
     "InvokeModelResult",
     "InvokeModelStage",
     "has_projection",
+    "messages_on_read",
+    "messages_read",
+    "messages_source",
     "project_on_read",
     "split_system_prompt",
 ]
@@ -82,6 +85,57 @@ class _ProjectedInputTokens:
         context.__dict__["_projected_input_tokens"] = value
 
 
+class _MessagesOnRead:
+    """A call's messages made on their first read (`messages_on_read`), and kept.
+
+    A context and the copies ``replace`` makes of it share one, as they would share the list,
+    so whichever is read first makes the list they all hold.
+    """
+
+    __slots__ = ("_made", "_make")
+
+    def __init__(self, make: Callable[[], Messages] | None, made: Messages | None = None) -> None:
+        self._make = make
+        self._made = made
+
+    @property
+    def made(self) -> bool:
+        return self._make is None
+
+    def value(self) -> Messages:
+        make = self._make
+        if make is not None:
+            self._made = make()
+            self._make = None
+        return cast(Messages, self._made)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copied or pickled context holds the messages themselves (``deepcopy`` copies them).
+        return (_MessagesOnRead, (None, self.value()))
+
+
+class _Messages:
+    """``InvokeModelContext.messages`` where a host point left the messages to be made on read.
+
+    A non-data descriptor: a context given its messages holds them in its ``__dict__``, which
+    a read finds first, at no cost; only a context made by `messages_on_read` (which holds a
+    `_MessagesOnRead` instead) reaches ``__get__``, and the first read keeps the list there.
+    Read on the class, it raises ``AttributeError``: the field has no default.
+    """
+
+    __slots__ = ()
+
+    def __get__(self, context: object, owner: object = None) -> Messages:
+        pending: _MessagesOnRead | None = (
+            None if context is None else context.__dict__.get("_messages_on_read")
+        )
+        if pending is None:
+            raise AttributeError("messages")
+        messages = pending.value()
+        context.__dict__["messages"] = messages
+        return messages
+
+
 @dataclass
 class InvokeModelContext:
     """What InvokeModelStage handlers receive: the request about to be sent to the model.
@@ -110,6 +164,10 @@ class InvokeModelContext:
             (on a bridged host, which gives none of its own), it is made when the field is first
             read, from the request the call was given: a handler that edits those messages in
             place before any handler reads the figure finds the edited request's estimate.
+
+    Where a bridge translates the host's history for handlers, it does so when a handler first
+    reads ``messages`` (or the projected figure): a call whose handlers never read the request
+    is sent the host's own, untranslated. The copies ``replace`` makes share that first read.
     """
 
     agent: Any
@@ -132,12 +190,25 @@ class InvokeModelContext:
                 return context.replace(system_prompt="Answer in one sentence.")
             ```
         """
+        fields: dict[str, Any] = cast("dict[str, Any]", changes)
+        state = self.__dict__
         if "projected_input_tokens" not in changes:
-            kept: Any = self.__dict__["_projected_input_tokens"]
+            kept: Any = state["_projected_input_tokens"]
             if kept.__class__ is _Projection:  # the copy shares it, made or not, not making it
-                shared: dict[str, Any] = {**changes, "projected_input_tokens": kept}
-                return dataclasses.replace(self, **shared)
-        return dataclasses.replace(self, **changes)
+                fields = {**fields, "projected_input_tokens": kept}
+        if "messages" in state or "messages" in changes:
+            return dataclasses.replace(self, **fields)
+        # Messages made on read: the copy shares the making, and does not make them.
+        pending = state["_messages_on_read"]
+        copy = dataclasses.replace(self, **fields, messages=[])
+        del copy.__dict__["messages"]
+        copy.__dict__["_messages_on_read"] = pending
+        return copy
+
+
+# Set on the class once the dataclass is made: as a class attribute in the body it would be
+# the field's default, and ``messages`` has none.
+setattr(InvokeModelContext, "messages", _Messages())  # noqa: B010
 
 
 class InvokeModelResult(MiddlewareResult[ModelStopReason]):
@@ -177,6 +248,34 @@ def has_projection(context: InvokeModelContext) -> bool:
     """Whether ``context.projected_input_tokens`` is a figure or one made on read (not None),
     told without making it."""
     return context.__dict__["_projected_input_tokens"] is not None
+
+
+def messages_on_read(context: InvokeModelContext, make: Callable[[], Messages]) -> None:
+    """Make ``context.messages`` ``make()``, called on the field's first read (and not at all
+    when nothing reads it); the list is kept from then on."""
+    state = context.__dict__
+    state.pop("messages", None)
+    state["_messages_on_read"] = _MessagesOnRead(make)
+
+
+def messages_read(context: InvokeModelContext) -> bool:
+    """Whether ``context.messages`` holds a list: given, or made on read and read since."""
+    state = context.__dict__
+    if "messages" in state:
+        return True
+    pending: _MessagesOnRead = state["_messages_on_read"]
+    return pending.made
+
+
+def messages_source(context: InvokeModelContext) -> Callable[[], Messages]:
+    """What gives ``context.messages`` as the context holds them now, without making them
+    while they are left to be made on read."""
+    state = context.__dict__
+    if "messages" in state:
+        messages: Messages = state["messages"]
+        return lambda: messages
+    pending: _MessagesOnRead = state["_messages_on_read"]
+    return pending.value
 
 
 def split_system_prompt(

@@ -8,6 +8,7 @@ os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 
 import contextlib
 import dataclasses
+import gc
 import json
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -38,6 +39,7 @@ from strands_middleware.bridges.openai_agents import (
     OpenAIAgentsMiddleware,
     UnsupportedStageError,
 )
+from strands_middleware.bridges.openai_agents import _model as _bridge_model
 from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
 from strands_middleware.catalog import ToolApproval
 from strands_middleware.engine._handlers import MiddlewareNext
@@ -127,6 +129,93 @@ async def test_an_unchanged_response_reaches_the_sdk_as_its_own_object() -> None
     model = RecordingModel([text_turn("Hi.")])
     result = await run(middleware.wrap(Agent("a", model=model)), "Hello", streamed=False)
     assert result.raw_responses[0] is model.responses[0]
+
+
+class InputRecordingModel(ScriptedOpenAIModel):
+    """Keeps the input items of every call, as the SDK's model receives them."""
+
+    def __init__(self, script: Any) -> None:
+        super().__init__(script)
+        self.inputs: list[Any] = []
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        self.inputs.append(kwargs["input"] if "input" in kwargs else args[1])
+        return await super().get_response(*args, **kwargs)
+
+
+def passing_model_handler(read: bool) -> Any:
+    @InvokeModelStage.wrap
+    async def passes(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        if read:
+            assert context.messages[0]["role"] == "user"
+        async for event in next_fn(context):
+            yield event
+
+    return passes
+
+
+@pytest.mark.parametrize("read", [False, True])
+async def test_a_request_handlers_leave_as_it_was_reaches_the_model_as_the_sdks_items(
+    read: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The history is translated for handlers when one reads it (twice: theirs, and the copy
+    theirs is compared with), never when none does."""
+    translated: list[int] = []
+    translate = _bridge_model.converse_messages
+
+    def counted(items: Any) -> Any:
+        translated.append(1)
+        return translate(items)
+
+    monkeypatch.setattr(_bridge_model, "converse_messages", counted)
+    script = [tool_turn("delete_file", {"path": "/tmp/x"}), text_turn("Done.")]
+    plain = InputRecordingModel(list(script))
+    await run(Agent("a", model=plain, tools=[delete_file]), "Hello", streamed=False)
+    bridged = InputRecordingModel(list(script))
+    middleware = OpenAIAgentsMiddleware(passing_model_handler(read))
+    agent = middleware.wrap(Agent("a", model=bridged, tools=[delete_file]))
+    result = await run(agent, "Hello", streamed=False)
+    assert result.final_output == "Done."
+    assert bridged.inputs == plain.inputs
+    assert len(translated) == (4 if read else 0)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_run_leaves_none_of_the_bridges_objects_to_the_cyclic_collector(
+    streamed: bool,
+) -> None:
+    """A model call and a tool call are freed when they end (no reference cycle holds them):
+    the cyclic collector would free them later, at a cost every run pays."""
+
+    @ExecuteToolStage.wrap
+    async def tool_passes(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            yield event
+
+    middleware = OpenAIAgentsMiddleware(passing_model_handler(read=True), tool_passes)
+    script = [tool_turn("delete_file", {"path": "/tmp/x"}), text_turn("Done.")]
+    agent = middleware.wrap(Agent("a", model=ScriptedOpenAIModel(script), tools=[delete_file]))
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        await run(agent, "Hello", streamed=streamed)
+        gc.collect()
+        ours = {
+            type(found).__qualname__
+            for found in gc.garbage
+            if type(found).__module__.startswith("strands_middleware")
+        }
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert deleted == ["/tmp/x"]
+    assert ours == set()
 
 
 @pytest.mark.parametrize("streamed", [False, True])

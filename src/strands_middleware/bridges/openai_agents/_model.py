@@ -17,14 +17,14 @@ from __future__ import annotations
 import dataclasses
 import marshal
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, cast
 
 from agents import FunctionTool, Model, ModelProvider, ModelResponse, ModelSettings
 from agents.items import TResponseInputItem, TResponseStreamEvent
 from openai.types.responses import ResponseCompletedEvent, ResponseOutputItemDoneEvent
 
-from ...content import ToolSpec
+from ...content import Messages, ToolSpec
 from ...engine._registry import MiddlewareRegistry
 from ...events import ModelStopReason, ModelStreamEvent, TextDeltaEvent, TypedEvent
 from ...host._model_call import ModelStagePoint, invoke_model_terminal
@@ -73,6 +73,26 @@ def _spec_copy(spec: ToolSpec) -> ToolSpec:
     return cast(ToolSpec, marshal.loads(dump))
 
 
+def _translator(
+    items: str | list[TResponseInputItem], shown: list[Messages]
+) -> Callable[[], Messages]:
+    """What makes the messages handlers get, on the first read, and puts the copy they are
+    compared with in ``shown``.
+
+    It holds the items and ``shown`` only: a method of the call would make the call, its
+    context and the maker a reference cycle, left to the cyclic collector to free.
+    """
+
+    def translated() -> Messages:
+        # A copy of what the handlers were shown, to tell any change they make in place (a
+        # block edited, a message added). A second translation is the cheapest such copy (its
+        # text, ``repr``, costs more).
+        shown.append(converse_messages(items))
+        return converse_messages(items)
+
+    return translated
+
+
 class _Request:
     """The arguments of one SDK model call, as the terminal passes them on."""
 
@@ -101,11 +121,8 @@ class _ModelCall:
     def __init__(self, model: MiddlewareModel, request: _Request, kwargs: dict[str, Any]) -> None:
         self.wrapped = model.wrapped
         self._request = request
-        messages = converse_messages(request.input)
-        # A copy of what the handlers were shown, to tell any change they make in place (a
-        # block edited, a message added). A second translation is the cheapest such copy (its
-        # text, ``repr``, costs more).
-        self._shown_messages = converse_messages(request.input)
+        # Made when a handler first reads the messages (`_translator`): until then, none exists.
+        self._shown_messages: list[Messages] = []
         # The specs compared with: they hold the SDK's own schemas, so they are never handed out.
         self._specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
         # The handlers' copy, schemas included: one edited in place stays with this call.
@@ -114,7 +131,7 @@ class _ModelCall:
         self.point = ModelStagePoint(
             model.registry,
             agent=model.agent,
-            messages=messages,
+            messages=_translator(request.input, self._shown_messages),
             system_prompt=request.instructions,
             tool_specs=specs,
             tool_choice=tool_choice_of(request.settings.tool_choice),
@@ -127,8 +144,11 @@ class _ModelCall:
     def _arguments(self, ours: InvokeModelContext) -> tuple[Any, ...]:
         request = self._request
         items: str | list[TResponseInputItem] = request.input
-        if ours.messages != self._shown_messages:
-            items = host_input(ours.messages)
+        # Messages no handler read go to the SDK as its own items, untranslated both ways.
+        if self.point.messages_read(ours):
+            shown = self._shown_messages
+            if not shown or ours.messages != shown[0]:  # none shown: replaced before a read
+                items = host_input(ours.messages)
         settings = request.settings
         choice = host_tool_choice(ours.tool_choice)
         if choice != settings.tool_choice and ours.tool_choice != tool_choice_of(

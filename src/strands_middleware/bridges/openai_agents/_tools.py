@@ -171,18 +171,34 @@ def _host_result(event: ToolResultEvent, tool: _SDKTool | None) -> Any:
     )
 
 
+def _waiting(
+    settled: asyncio.Future[None], invoked: asyncio.Future[Invocation]
+) -> Callable[[], Awaitable[Invocation]]:
+    """The start of a call's terminal: say the chain reached it, and wait for the SDK's call."""
+
+    async def start() -> Invocation:
+        if not settled.done():
+            settled.set_result(None)
+        return await invoked
+
+    return start
+
+
 class _Pending:
     """A call whose chain waits at its terminal for the SDK to invoke the tool."""
 
     __slots__ = ("invoked", "settled", "task", "tool")
 
-    def __init__(self, tool: _SDKTool) -> None:
+    def __init__(self, tool: FunctionTool, invoker: Invoker, given_input: Any) -> None:
         loop = asyncio.get_running_loop()
         # Set when the chain reaches the terminal or ends before it, whichever comes first.
         self.settled: asyncio.Future[None] = loop.create_future()
         self.invoked: asyncio.Future[Invocation] = loop.create_future()
         self.task: asyncio.Task[ToolResultEvent] | None = None
-        self.tool = tool
+        # The terminal's start holds the two futures, not this object: a call (its task, its
+        # result, the SDK's context) is then freed when it ends, not left in a reference cycle
+        # for the cyclic collector.
+        self.tool = _SDKTool(tool, invoker, given_input, _waiting(self.settled, self.invoked))
 
     def settle(self, _: object = None) -> None:
         if not self.settled.done():
@@ -252,14 +268,9 @@ class ToolCalls:
         again as it is resumed (older SDK releases do), and its pause is not a new one.
         """
         tool_use: ToolUse = {"toolUseId": call_id, "name": tool.name, "input": params}
-
-        async def start() -> Invocation:
-            pending.settle()
-            return await pending.invoked
-
         # The SDK's own arguments are what a handler's are compared with: handlers get a copy
         # (the stage point makes it), and nothing here changes them.
-        pending = _Pending(_SDKTool(tool, invoker, params, start))
+        pending = _Pending(tool, invoker, params)
         task = asyncio.create_task(self._run(pending.tool, tool_use, {}))
         task.add_done_callback(pending.settle)
         pending.task = task
