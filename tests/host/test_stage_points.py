@@ -148,12 +148,19 @@ def test_a_tool_point_builds_a_hosts_own_context_class() -> None:
     assert ExecuteToolStage.result_event is ToolResultEvent
 
 
-async def test_a_model_point_given_a_translation_makes_it_when_a_handler_reads_it() -> None:
-    translated: list[int] = []
+SPEC: Any = {"name": "echo", "description": "Echo.", "inputSchema": {"json": {"type": "object"}}}
+
+
+async def test_a_model_point_given_translations_makes_them_when_a_handler_reads_them() -> None:
+    translated: list[str] = []
 
     def translate() -> Any:
-        translated.append(1)
+        translated.append("messages")
         return list(USER)
+
+    def translate_specs() -> Any:
+        translated.append("tool_specs")
+        return [dict(SPEC)]
 
     seen: list[Any] = []
 
@@ -161,7 +168,7 @@ async def test_a_model_point_given_a_translation_makes_it_when_a_handler_reads_i
     async def reads(
         context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
-        seen.append(context.projected_input_tokens)  # the estimate reads the messages
+        seen.append(context.projected_input_tokens)  # the estimate reads the request
         async for event in next_fn(context):
             yield event
 
@@ -171,7 +178,7 @@ async def test_a_model_point_given_a_translation_makes_it_when_a_handler_reads_i
             agent="agent",
             messages=translate,
             system_prompt=None,
-            tool_specs=[],
+            tool_specs=translate_specs,
             tool_choice=None,
             invocation_state={},
             model=ScriptedModel([text_turn("hello")]),
@@ -181,29 +188,33 @@ async def test_a_model_point_given_a_translation_makes_it_when_a_handler_reads_i
     async def passes(
         context: InvokeModelContext,
     ) -> AsyncGenerator[TypedEvent, None]:
-        async for event in invoke_model_terminal(context.replace(messages=[])):
+        async for event in invoke_model_terminal(context.replace(messages=[], tool_specs=[])):
             yield event
 
     quiet = point_of(MiddlewareRegistry())
     await quiet.result(passes)
-    assert translated == []  # nothing read the messages: no translation
-    assert not quiet.messages_read(quiet.context)
+    assert translated == []  # nothing read the request: no translation
+    assert not quiet.seen(quiet.context, "messages")
+    assert not quiet.seen(quiet.context, "tool_specs")
 
     registry = MiddlewareRegistry()
     registry.use(reads)
     point = point_of(registry)
     assert translated == []
     await point.result(invoke_model_terminal)
-    assert translated == [1]
-    assert seen == [1]  # "hi": one token
-    assert point.messages_read(point.context)
+    assert sorted(translated) == ["messages", "tool_specs"]
+    # "hi": one token; the spec's JSON, 85 characters: 43
+    assert seen == [1 + 43]
+    assert point.seen(point.context, "messages")
+    assert point.seen(point.context, "tool_specs")
     assert point.context.messages == USER
+    assert point.context.tool_specs == [SPEC]
 
 
 @pytest.mark.parametrize("option", ["copy_request", "tracks_changes"])
 def test_a_translation_made_on_read_cannot_be_copied_or_tracked(option: str) -> None:
     settings: dict[str, Any] = {"copy_request": False, "tracks_changes": False, option: True}
-    with pytest.raises(ValueError, match=f"but {option}=True"):
+    with pytest.raises(ValueError, match=f"messages given as a function .* but {option}=True"):
         ModelStagePoint(
             MiddlewareRegistry(),
             agent="agent",

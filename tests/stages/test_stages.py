@@ -29,9 +29,9 @@ from strands_middleware.events import EventLoopStopEvent
 from strands_middleware.experimental import AgentStreamContext, AgentStreamResult, AgentStreamStage
 from strands_middleware.stages import split_system_prompt
 from strands_middleware.stages._invoke_model import (
-    messages_on_read,
-    messages_read,
-    messages_source,
+    field_read,
+    field_source,
+    made_on_read,
     project_on_read,
 )
 
@@ -142,69 +142,90 @@ def test_a_projection_made_on_read_is_made_once_and_only_when_read() -> None:
     assert made == [1]
 
 
-def test_messages_made_on_read_are_made_once_and_only_when_read() -> None:
+ON_READ = ["messages", "tool_specs"]
+MADE: dict[str, Any] = {
+    "messages": [{"role": "user", "content": [{"text": "made"}]}],
+    "tool_specs": [{"name": "made", "description": "", "inputSchema": {"json": {}}}],
+}
+
+
+def made_value(name: str) -> Any:
+    return copy.deepcopy(MADE[name])
+
+
+@pytest.mark.parametrize("name", ON_READ)
+def test_a_field_made_on_read_is_made_once_and_only_when_read(name: Any) -> None:
     made: list[int] = []
 
-    def translate() -> list[Any]:
+    def translate() -> Any:
         made.append(1)
-        return [{"role": "user", "content": [{"text": "made"}]}]
+        return made_value(name)
 
     context = model_context()
-    messages_on_read(context, translate)
-    source = messages_source(context)
-    copy = context.replace(system_prompt=None)
-    assert made == []  # neither a copy nor the source makes them
-    assert not messages_read(context)
-    assert not messages_read(copy)
-    messages = copy.messages
+    made_on_read(context, name, translate)
+    source = field_source(context, name)
+    other = "tool_specs" if name == "messages" else "messages"
+    made_on_read(context, other, lambda: pytest.fail(f"{other} were made"))
+    copied = context.replace(system_prompt=None)
+    assert made == []  # neither a copy nor the source makes it
+    assert not field_read(context, name)
+    assert not field_read(copied, name)
+    value = getattr(copied, name)
     assert made == [1]
-    assert messages_read(context)  # the copy's read made them for both
-    assert context.messages is messages
-    assert source() is messages
+    assert value == MADE[name]
+    assert field_read(context, name)  # the copy's read made it for both
+    assert getattr(context, name) is value
+    assert source() is value
     assert made == [1]
-    assert dataclasses.replace(context).messages is messages
+    assert not field_read(context, other)  # each field is made on its own
 
 
-def test_messages_made_on_read_then_replaced_are_the_replacement() -> None:
+@pytest.mark.parametrize("name", ON_READ)
+def test_a_field_made_on_read_then_replaced_is_the_replacement(name: Any) -> None:
     context = model_context()
-    messages_on_read(context, lambda: pytest.fail("the replaced messages were made"))
-    replaced = context.replace(messages=[])
-    assert replaced.messages == []
-    assert messages_read(replaced)
-    assert not messages_read(context)
-    context.messages = [{"role": "user", "content": [{"text": "set"}]}]
-    assert messages_read(context)
-    assert context.messages[0]["content"] == [{"text": "set"}]
+    made_on_read(context, name, lambda: pytest.fail(f"the replaced {name} were made"))
+    replaced = context.replace(**{name: []})
+    assert getattr(replaced, name) == []
+    assert field_read(replaced, name)
+    assert not field_read(context, name)
+    setattr(context, name, made_value(name))
+    assert field_read(context, name)
+    assert getattr(context, name) == MADE[name]
 
 
-def test_a_context_with_messages_made_on_read_copies_and_compares_with_them() -> None:
+@pytest.mark.parametrize("name", ON_READ)
+def test_a_context_with_a_field_made_on_read_copies_and_compares_with_it(name: Any) -> None:
     context = model_context()
-    messages_on_read(context, lambda: [{"role": "user", "content": [{"text": "made"}]}])
+    made_on_read(context, name, lambda: made_value(name))
     deep = copy.deepcopy(context)
-    assert deep.messages == [{"role": "user", "content": [{"text": "made"}]}]
-    assert deep.messages is not context.messages
-    shallow = copy.copy(context)
-    assert shallow.messages is context.messages
+    assert getattr(deep, name) == MADE[name]
+    assert getattr(deep, name) is not getattr(context, name)
+    assert copy.copy(context).__dict__[name] is getattr(context, name)
+    assert dataclasses.replace(context).__dict__[name] is getattr(context, name)
     unpickled = pickle.loads(pickle.dumps(context))  # the making function is not pickled
-    assert unpickled.messages == context.messages
+    assert getattr(unpickled, name) == MADE[name]
     assert context == dataclasses.replace(context)
     assert "'made'" in repr(context)
 
 
-def test_messages_stay_a_field_without_a_default() -> None:
-    [field] = [f for f in dataclasses.fields(InvokeModelContext) if f.name == "messages"]
+@pytest.mark.parametrize("name", ON_READ)
+def test_fields_that_may_be_made_on_read_stay_fields_without_a_default(name: str) -> None:
+    [field] = [f for f in dataclasses.fields(InvokeModelContext) if f.name == name]
     assert field.default is dataclasses.MISSING
     with pytest.raises(AttributeError):
-        InvokeModelContext.messages
-    with pytest.raises(TypeError, match="messages"):
-        InvokeModelContext(  # type: ignore[call-arg]
-            agent=None,
-            system_prompt=None,
-            tool_specs=[],
-            tool_choice=None,
-            invocation_state={},
-            model=None,  # type: ignore[arg-type]
-        )
+        getattr(InvokeModelContext, name)
+    given: dict[str, Any] = {
+        "agent": None,
+        "messages": [],
+        "system_prompt": None,
+        "tool_specs": [],
+        "tool_choice": None,
+        "invocation_state": {},
+        "model": None,
+    }
+    del given[name]
+    with pytest.raises(TypeError, match=name):
+        InvokeModelContext(**given)
 
 
 def test_tool_context_replace_keeps_its_interrupt_lookup() -> None:

@@ -16,10 +16,11 @@ from ..models import Model
 from ..stages._invoke_model import (
     InvokeModelContext,
     InvokeModelStage,
+    OnReadField,
+    field_read,
+    field_source,
     has_projection,
-    messages_on_read,
-    messages_read,
-    messages_source,
+    made_on_read,
     project_on_read,
     split_system_prompt,
 )
@@ -80,10 +81,11 @@ def estimate_on_read(context: InvokeModelContext, estimate: Callable[..., int]) 
     tool_specs=...)`` of the request the context holds now, made on the first read (the lists
     as they are then). ``estimate`` is `CallUsage.project` on a bridged host, with the usage the
     agent's calls recorded by then, or `project_input_tokens` given the previous call."""
-    messages, system_prompt = messages_source(context), context.system_prompt
-    tool_specs = context.tool_specs
+    messages, system_prompt = field_source(context, "messages"), context.system_prompt
+    tool_specs = field_source(context, "tool_specs")
     project_on_read(
-        context, lambda: estimate(messages(), system_prompt=system_prompt, tool_specs=tool_specs)
+        context,
+        lambda: estimate(messages(), system_prompt=system_prompt, tool_specs=tool_specs()),
     )
 
 
@@ -100,12 +102,12 @@ class ModelStagePoint:
     ``tracks_changes=False``: the point then keeps no record of what it handed out, and
     `changed` is refused.
 
-    ``messages`` may be a function that makes them: a bridge whose translation of its history
-    is its only use of it passes one, and the point calls it when a handler first reads
-    ``context.messages`` (or the projected figure), not at all when none does. Such a point
-    neither copies the request nor tracks changes (``copy_request=False``,
-    ``tracks_changes=False``): the bridge asks `messages_read` whether handlers saw the
-    messages, and compares them with its own translation when they did.
+    ``messages`` and ``tool_specs`` may each be a function that makes them: a bridge whose
+    translation of its history (or of its tools) is its only use of it passes one, and the
+    point calls it when a handler first reads the field (or the projected figure), not at all
+    when none does. Such a point neither copies the request nor tracks changes
+    (``copy_request=False``, ``tracks_changes=False``): the bridge asks `seen` whether handlers
+    saw the field, and compares it with its own translation when they did.
 
     ``projected_input_tokens`` is the request's input tokens as strands-agents estimates them
     (see `project_input_tokens`): a host that has the figure passes it; without it (None), the
@@ -130,7 +132,7 @@ class ModelStagePoint:
         agent: Any,
         messages: Messages | Callable[[], Messages],
         system_prompt: SystemPrompt,
-        tool_specs: list[ToolSpec],
+        tool_specs: list[ToolSpec] | Callable[[], list[ToolSpec]],
         tool_choice: ToolChoice | None,
         invocation_state: dict[str, Any],
         model: Model,
@@ -138,17 +140,20 @@ class ModelStagePoint:
         copy_request: bool = False,
         tracks_changes: bool = True,
     ) -> None:
-        make: Callable[[], Messages] | None = None
+        on_read: dict[OnReadField, Callable[[], Any]] = {}
         if callable(messages):
-            if copy_request or tracks_changes:
-                option = "copy_request" if copy_request else "tracks_changes"
-                raise ValueError(
-                    f"messages given as a function are made when a handler first reads them, "
-                    f"but {option}=True reads them at once: pass {option}=False (and compare "
-                    "what reaches the terminal with your own translation where the point's "
-                    "messages_read() says handlers saw it), or pass the messages themselves"
-                )
-            make, messages = messages, []
+            on_read["messages"], messages = messages, []
+        if callable(tool_specs):
+            on_read["tool_specs"], tool_specs = tool_specs, []
+        if on_read and (copy_request or tracks_changes):
+            option = "copy_request" if copy_request else "tracks_changes"
+            name = next(iter(on_read))
+            raise ValueError(
+                f"{name} given as a function are made when a handler first reads them, but "
+                f"{option}=True reads them at once: pass {option}=False (and compare what "
+                f"reaches the terminal with your own translation where the point's "
+                f"seen(context, {name!r}) says handlers saw it), or pass the {name} themselves"
+            )
         if copy_request:
             messages = copy.deepcopy(messages)
             system_prompt = copy.deepcopy(system_prompt)
@@ -165,8 +170,8 @@ class ModelStagePoint:
             model=model,
             projected_input_tokens=projected_input_tokens,
         )
-        if make is not None:
-            messages_on_read(self.context, make)
+        for name, make in on_read.items():
+            made_on_read(self.context, name, make)
         if projected_input_tokens is None and registry.has_handlers(InvokeModelStage):
             # Only a handler reads the figure, and most never do: it is made on the first read.
             estimate_on_read(self.context, _call_usage(registry).project)
@@ -199,11 +204,11 @@ class ModelStagePoint:
         return result
 
     @staticmethod
-    def messages_read(ours: InvokeModelContext) -> bool:
-        """Whether ``ours`` (what reached the terminal) holds messages: given by a handler, or
-        made on read (the point was given a function) and read since. False means no handler
-        saw them: the host's own request stands."""
-        return messages_read(ours)
+    def seen(ours: InvokeModelContext, field: OnReadField) -> bool:
+        """Whether ``ours`` (what reached the terminal) holds the request field ``field``:
+        given by a handler, or made on read (the point was given a function) and read since.
+        False means no handler saw it: the host's own request stands."""
+        return field_read(ours, field)
 
     @staticmethod
     def missing() -> MissingResultError:

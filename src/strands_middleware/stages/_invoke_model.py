@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from typing_extensions import TypedDict, Unpack
 
@@ -20,10 +20,11 @@ __all__ = [
     "InvokeModelContext",
     "InvokeModelResult",
     "InvokeModelStage",
+    "OnReadField",
+    "field_read",
+    "field_source",
     "has_projection",
-    "messages_on_read",
-    "messages_read",
-    "messages_source",
+    "made_on_read",
     "project_on_read",
     "split_system_prompt",
 ]
@@ -85,16 +86,20 @@ class _ProjectedInputTokens:
         context.__dict__["_projected_input_tokens"] = value
 
 
-class _MessagesOnRead:
-    """A call's messages made on their first read (`messages_on_read`), and kept.
+OnReadField = Literal["messages", "tool_specs"]
+"""The request fields a host point may leave to be made on their first read (`made_on_read`)."""
+
+
+class _OnRead:
+    """A request field's value made on its first read (`made_on_read`), and kept.
 
     A context and the copies ``replace`` makes of it share one, as they would share the list,
-    so whichever is read first makes the list they all hold.
+    so whichever is read first makes the value they all hold.
     """
 
     __slots__ = ("_made", "_make")
 
-    def __init__(self, make: Callable[[], Messages] | None, made: Messages | None = None) -> None:
+    def __init__(self, make: Callable[[], Any] | None, made: Any = None) -> None:
         self._make = make
         self._made = made
 
@@ -102,38 +107,45 @@ class _MessagesOnRead:
     def made(self) -> bool:
         return self._make is None
 
-    def value(self) -> Messages:
+    def value(self) -> Any:
         make = self._make
         if make is not None:
             self._made = make()
             self._make = None
-        return cast(Messages, self._made)
+        return self._made
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # A copied or pickled context holds the messages themselves (``deepcopy`` copies them).
-        return (_MessagesOnRead, (None, self.value()))
+        # A copied or pickled context holds the value itself (``deepcopy`` copies it).
+        return (_OnRead, (None, self.value()))
 
 
-class _Messages:
-    """``InvokeModelContext.messages`` where a host point left the messages to be made on read.
+def _pending_key(name: str) -> str:
+    return f"_{name}_on_read"
 
-    A non-data descriptor: a context given its messages holds them in its ``__dict__``, which
-    a read finds first, at no cost; only a context made by `messages_on_read` (which holds a
-    `_MessagesOnRead` instead) reaches ``__get__``, and the first read keeps the list there.
-    Read on the class, it raises ``AttributeError``: the field has no default.
+
+class _MadeOnRead:
+    """A request field of ``InvokeModelContext`` where a host point may leave the value to be
+    made on read.
+
+    A non-data descriptor: a context given the value holds it in its ``__dict__``, which a read
+    finds first, at no cost; only a context made by `made_on_read` (which holds an `_OnRead`
+    instead) reaches ``__get__``, and the first read keeps the value there. Read on the class,
+    it raises ``AttributeError``: the field has no default.
     """
 
-    __slots__ = ()
+    __slots__ = ("_name", "_pending")
 
-    def __get__(self, context: object, owner: object = None) -> Messages:
-        pending: _MessagesOnRead | None = (
-            None if context is None else context.__dict__.get("_messages_on_read")
-        )
+    def __init__(self, name: OnReadField) -> None:
+        self._name = name
+        self._pending = _pending_key(name)
+
+    def __get__(self, context: object, owner: object = None) -> Any:
+        pending: _OnRead | None = None if context is None else context.__dict__.get(self._pending)
         if pending is None:
-            raise AttributeError("messages")
-        messages = pending.value()
-        context.__dict__["messages"] = messages
-        return messages
+            raise AttributeError(self._name)
+        value = pending.value()
+        context.__dict__[self._name] = value
+        return value
 
 
 @dataclass
@@ -165,9 +177,10 @@ class InvokeModelContext:
             read, from the request the call was given: a handler that edits those messages in
             place before any handler reads the figure finds the edited request's estimate.
 
-    Where a bridge translates the host's history for handlers, it does so when a handler first
-    reads ``messages`` (or the projected figure): a call whose handlers never read the request
-    is sent the host's own, untranslated. The copies ``replace`` makes share that first read.
+    Where a bridge translates the host's history or tools for handlers, it may do so when a
+    handler first reads ``messages`` or ``tool_specs`` (or the projected figure): a call whose
+    handlers never read them is sent the host's own, untranslated. The copies ``replace`` makes
+    share that first read.
     """
 
     agent: Any
@@ -196,19 +209,26 @@ class InvokeModelContext:
             kept: Any = state["_projected_input_tokens"]
             if kept.__class__ is _Projection:  # the copy shares it, made or not, not making it
                 fields = {**fields, "projected_input_tokens": kept}
-        if "messages" in state or "messages" in changes:
+        if "messages" in state and "tool_specs" in state:  # nothing left to be made on read
             return dataclasses.replace(self, **fields)
-        # Messages made on read: the copy shares the making, and does not make them.
-        pending = state["_messages_on_read"]
-        copy = dataclasses.replace(self, **fields, messages=[])
-        del copy.__dict__["messages"]
-        copy.__dict__["_messages_on_read"] = pending
+        shared = [name for name in _ON_READ if name not in state and name not in changes]
+        # Fields made on read: the copy shares the making, and does not make them.
+        placeholders: dict[str, Any] = dict.fromkeys(shared)
+        copy = dataclasses.replace(self, **fields, **placeholders)
+        copied = copy.__dict__
+        for name in shared:
+            del copied[name]
+            key = _pending_key(name)
+            copied[key] = state[key]
         return copy
 
 
-# Set on the class once the dataclass is made: as a class attribute in the body it would be
-# the field's default, and ``messages`` has none.
-setattr(InvokeModelContext, "messages", _Messages())  # noqa: B010
+_ON_READ: tuple[OnReadField, ...] = ("messages", "tool_specs")
+
+# Set on the class once the dataclass is made: as class attributes in the body they would be
+# the fields' defaults, and these fields have none.
+setattr(InvokeModelContext, "messages", _MadeOnRead("messages"))  # noqa: B010
+setattr(InvokeModelContext, "tool_specs", _MadeOnRead("tool_specs"))  # noqa: B010
 
 
 class InvokeModelResult(MiddlewareResult[ModelStopReason]):
@@ -250,31 +270,32 @@ def has_projection(context: InvokeModelContext) -> bool:
     return context.__dict__["_projected_input_tokens"] is not None
 
 
-def messages_on_read(context: InvokeModelContext, make: Callable[[], Messages]) -> None:
-    """Make ``context.messages`` ``make()``, called on the field's first read (and not at all
-    when nothing reads it); the list is kept from then on."""
+def made_on_read(context: InvokeModelContext, name: OnReadField, make: Callable[[], Any]) -> None:
+    """Make the field ``name`` of ``context`` ``make()``, called on the field's first read (and
+    not at all when nothing reads it); the value is kept from then on."""
     state = context.__dict__
-    state.pop("messages", None)
-    state["_messages_on_read"] = _MessagesOnRead(make)
+    state.pop(name, None)
+    state[_pending_key(name)] = _OnRead(make)
 
 
-def messages_read(context: InvokeModelContext) -> bool:
-    """Whether ``context.messages`` holds a list: given, or made on read and read since."""
+def field_read(context: InvokeModelContext, name: OnReadField) -> bool:
+    """Whether the field ``name`` of ``context`` holds a value: given, or made on read and read
+    since."""
     state = context.__dict__
-    if "messages" in state:
+    if name in state:
         return True
-    pending: _MessagesOnRead = state["_messages_on_read"]
+    pending: _OnRead = state[_pending_key(name)]
     return pending.made
 
 
-def messages_source(context: InvokeModelContext) -> Callable[[], Messages]:
-    """What gives ``context.messages`` as the context holds them now, without making them
-    while they are left to be made on read."""
+def field_source(context: InvokeModelContext, name: OnReadField) -> Callable[[], Any]:
+    """What gives the field ``name`` of ``context`` as the context holds it now, without making
+    a value left to be made on read."""
     state = context.__dict__
-    if "messages" in state:
-        messages: Messages = state["messages"]
-        return lambda: messages
-    pending: _MessagesOnRead = state["_messages_on_read"]
+    if name in state:
+        value = state[name]
+        return lambda: value
+    pending: _OnRead = state[_pending_key(name)]
     return pending.value
 
 

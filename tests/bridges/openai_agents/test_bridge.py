@@ -150,6 +150,7 @@ def passing_model_handler(read: bool) -> Any:
     ) -> AsyncGenerator[TypedEvent, None]:
         if read:
             assert context.messages[0]["role"] == "user"
+            assert [spec["name"] for spec in context.tool_specs] == ["delete_file"]
         async for event in next_fn(context):
             yield event
 
@@ -161,15 +162,20 @@ async def test_a_request_handlers_leave_as_it_was_reaches_the_model_as_the_sdks_
     read: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The history is translated for handlers when one reads it (twice: theirs, and the copy
-    theirs is compared with), never when none does."""
-    translated: list[int] = []
-    translate = _bridge_model.converse_messages
+    theirs is compared with), and the tools' specs copied for them, never when none does."""
+    translated: list[str] = []
+    translate, copy_spec = _bridge_model.converse_messages, _bridge_model._spec_copy
 
     def counted(items: Any) -> Any:
-        translated.append(1)
+        translated.append("messages")
         return translate(items)
 
+    def counted_copy(spec: Any) -> Any:
+        translated.append("spec")
+        return copy_spec(spec)
+
     monkeypatch.setattr(_bridge_model, "converse_messages", counted)
+    monkeypatch.setattr(_bridge_model, "_spec_copy", counted_copy)
     script = [tool_turn("delete_file", {"path": "/tmp/x"}), text_turn("Done.")]
     plain = InputRecordingModel(list(script))
     await run(Agent("a", model=plain, tools=[delete_file]), "Hello", streamed=False)
@@ -179,7 +185,8 @@ async def test_a_request_handlers_leave_as_it_was_reaches_the_model_as_the_sdks_
     result = await run(agent, "Hello", streamed=False)
     assert result.final_output == "Done."
     assert bridged.inputs == plain.inputs
-    assert len(translated) == (4 if read else 0)
+    # Two model calls: each translates the history twice and copies the one spec.
+    assert sorted(translated) == (["messages"] * 4 + ["spec"] * 2 if read else [])
 
 
 @pytest.mark.parametrize("streamed", [False, True])

@@ -93,6 +93,22 @@ def _translator(
     return translated
 
 
+def _own_specs_of(tools: list[Any]) -> list[ToolSpec]:
+    return [tool_spec_of(tool) for tool in _function_tools(tools)]
+
+
+def _spec_maker(tools: list[Any], own: list[ToolSpec]) -> Callable[[], list[ToolSpec]]:
+    """What makes the tool specs handlers get, on the first read: copies, schemas included (one
+    edited in place stays with this call), of the specs it puts in ``own``, which hold the
+    SDK's own schemas. It holds no reference to the call (see `_translator`)."""
+
+    def made() -> list[ToolSpec]:
+        own.extend(_own_specs_of(tools))
+        return [_spec_copy(spec) for spec in own]
+
+    return made
+
+
 class _Request:
     """The arguments of one SDK model call, as the terminal passes them on."""
 
@@ -123,17 +139,16 @@ class _ModelCall:
         self._request = request
         # Made when a handler first reads the messages (`_translator`): until then, none exists.
         self._shown_messages: list[Messages] = []
-        # The specs compared with: they hold the SDK's own schemas, so they are never handed out.
-        self._specs: list[ToolSpec] = [tool_spec_of(t) for t in _function_tools(request.tools)]
-        # The handlers' copy, schemas included: one edited in place stays with this call.
-        specs = [_spec_copy(spec) for spec in self._specs]
+        # The specs compared with, made with the handlers' copies (`_spec_maker`): they hold the
+        # SDK's own schemas, so they are never handed out.
+        self._specs: list[ToolSpec] = []
         self.relay = ModelRelay(kwargs)
         self.point = ModelStagePoint(
             model.registry,
             agent=model.agent,
             messages=_translator(request.input, self._shown_messages),
             system_prompt=request.instructions,
-            tool_specs=specs,
+            tool_specs=_spec_maker(request.tools, self._specs),
             tool_choice=tool_choice_of(request.settings.tool_choice),
             invocation_state={},
             # The SDK's own model: a handler may hand another one (or one of this library's).
@@ -144,8 +159,9 @@ class _ModelCall:
     def _arguments(self, ours: InvokeModelContext) -> tuple[Any, ...]:
         request = self._request
         items: str | list[TResponseInputItem] = request.input
-        # Messages no handler read go to the SDK as its own items, untranslated both ways.
-        if self.point.messages_read(ours):
+        point = self.point
+        # A request field no handler read goes to the SDK as its own, untranslated both ways.
+        if point.seen(ours, "messages"):
             shown = self._shown_messages
             if not shown or ours.messages != shown[0]:  # none shown: replaced before a read
                 items = host_input(ours.messages)
@@ -156,7 +172,7 @@ class _ModelCall:
         ):
             settings = settings.resolve(ModelSettings(tool_choice=choice))
         tools = request.tools
-        if ours.tool_specs != self._specs:
+        if point.seen(ours, "tool_specs") and ours.tool_specs != self._own_specs():
             specs = {spec["name"]: spec for spec in ours.tool_specs}
             kept: list[Any] = []
             for tool in tools:
@@ -172,6 +188,13 @@ class _ModelCall:
                     )
             tools = kept
         return (instructions_of(ours.system_prompt), items, settings, tools, *request.args)
+
+    def _own_specs(self) -> list[ToolSpec]:
+        """The specs of the SDK's own tools, as the handlers' copies were made of them."""
+        specs = self._specs
+        if not specs:  # none made (the handlers' list was replaced unread), or no tools
+            specs.extend(_own_specs_of(self._request.tools))
+        return specs
 
     def terminal(self, ours: InvokeModelContext) -> AsyncGenerator[TypedEvent, None]:
         """The chain's terminal when the SDK asks for a whole response."""
