@@ -119,8 +119,8 @@ class _OnRead:
         return (_OnRead, (None, self.value()))
 
 
-def _pending_key(name: str) -> str:
-    return f"_{name}_on_read"
+_PENDING: dict[str, str] = {"messages": "_messages_on_read", "tool_specs": "_tool_specs_on_read"}
+"""Where a context keeps a field's `_OnRead` while the value is left to be made on read."""
 
 
 class _MadeOnRead:
@@ -137,7 +137,7 @@ class _MadeOnRead:
 
     def __init__(self, name: OnReadField) -> None:
         self._name = name
-        self._pending = _pending_key(name)
+        self._pending = _PENDING[name]
 
     def __get__(self, context: object, owner: object = None) -> Any:
         pending: _OnRead | None = None if context is None else context.__dict__.get(self._pending)
@@ -218,7 +218,7 @@ class InvokeModelContext:
         copied = copy.__dict__
         for name in shared:
             del copied[name]
-            key = _pending_key(name)
+            key = _PENDING[name]
             copied[key] = state[key]
         return copy
 
@@ -275,7 +275,7 @@ def made_on_read(context: InvokeModelContext, name: OnReadField, make: Callable[
     not at all when nothing reads it); the value is kept from then on."""
     state = context.__dict__
     state.pop(name, None)
-    state[_pending_key(name)] = _OnRead(make)
+    state[_PENDING[name]] = _OnRead(make)
 
 
 def field_read(context: InvokeModelContext, name: OnReadField) -> bool:
@@ -284,7 +284,7 @@ def field_read(context: InvokeModelContext, name: OnReadField) -> bool:
     state = context.__dict__
     if name in state:
         return True
-    pending: _OnRead = state[_pending_key(name)]
+    pending: _OnRead = state[_PENDING[name]]
     return pending.made
 
 
@@ -295,7 +295,7 @@ def field_source(context: InvokeModelContext, name: OnReadField) -> Callable[[],
     if name in state:
         value = state[name]
         return lambda: value
-    pending: _OnRead = state[_pending_key(name)]
+    pending: _OnRead = state[_PENDING[name]]
     return pending.value
 
 
