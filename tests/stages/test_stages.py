@@ -208,6 +208,16 @@ def test_a_context_with_a_field_made_on_read_copies_and_compares_with_it(name: A
     assert "'made'" in repr(context)
 
 
+def test_an_attribute_error_while_making_a_field_is_not_a_missing_field() -> None:
+    def broken() -> Any:
+        raise AttributeError("'NoneType' object has no attribute 'content'")
+
+    context = model_context()
+    made_on_read(context, "messages", broken)
+    with pytest.raises(RuntimeError, match="making the context's messages failed: 'NoneType'"):
+        getattr(context, "messages", None)
+
+
 @pytest.mark.parametrize("name", ON_READ)
 def test_fields_that_may_be_made_on_read_stay_fields_without_a_default(name: str) -> None:
     [field] = [f for f in dataclasses.fields(InvokeModelContext) if f.name == name]

@@ -143,7 +143,10 @@ class _MadeOnRead:
         pending: _OnRead | None = None if context is None else context.__dict__.get(self._pending)
         if pending is None:
             raise AttributeError(self._name)
-        value = pending.value()
+        try:
+            value = pending.value()
+        except AttributeError as error:  # not "no such field": `getattr` defaults would hide it
+            raise RuntimeError(f"making the context's {self._name} failed: {error}") from error
         context.__dict__[self._name] = value
         return value
 
@@ -194,7 +197,8 @@ class InvokeModelContext:
     projected_input_tokens: int | None = cast("int | None", _ProjectedInputTokens())
 
     def replace(self, **changes: Unpack[InvokeModelChanges]) -> InvokeModelContext:
-        """Return a copy with only the given fields changed (``dataclasses.replace`` works too).
+        """Return a copy with only the given fields changed (``dataclasses.replace`` works too,
+        but reads every field, so it makes the ones a bridge left to be made on read).
 
         Example:
             ```python

@@ -189,6 +189,52 @@ async def test_a_request_handlers_leave_as_it_was_reaches_the_model_as_the_sdks_
     assert sorted(translated) == (["messages"] * 4 + ["spec"] * 2 if read else [])
 
 
+class ToolsRecordingModel(ScriptedOpenAIModel):
+    """Keeps the name and description of every tool each call is given."""
+
+    def __init__(self, script: Any) -> None:
+        super().__init__(script)
+        self.tools: list[list[tuple[str, str]]] = []
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        tools = kwargs["tools"] if "tools" in kwargs else args[3]
+        self.tools.append([(tool.name, tool.description) for tool in tools])
+        return await super().get_response(*args, **kwargs)
+
+
+async def test_specs_read_after_a_call_sent_a_replaced_list_are_the_tools_own() -> None:
+    """A handler asks once without tools (a list put in place unread), then as it was: the
+    specs read afterwards are the agent's tools once each, and an edit to one reaches the SDK."""
+    seen: list[list[str]] = []
+
+    @InvokeModelStage.wrap
+    async def without_tools_first(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for _event in next_fn(context.replace(tool_specs=[])):
+            pass
+        async for event in next_fn(context):
+            yield event
+
+    @InvokeModelStage.wrap
+    async def edits(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        seen.append([spec["name"] for spec in context.tool_specs])
+        if context.tool_specs:
+            context.tool_specs[0]["description"] = "Edited."
+        async for event in next_fn(context):
+            yield event
+
+    model = ToolsRecordingModel([text_turn("First."), text_turn("Second.")])
+    middleware = OpenAIAgentsMiddleware(without_tools_first, edits)
+    agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
+    result = await run(agent, "Hello", streamed=False)
+    assert result.final_output == "Second."
+    assert seen == [[], ["delete_file"]]
+    assert model.tools == [[], [("delete_file", "Edited.")]]
+
+
 @pytest.mark.parametrize("streamed", [False, True])
 async def test_a_run_leaves_none_of_the_bridges_objects_to_the_cyclic_collector(
     streamed: bool,

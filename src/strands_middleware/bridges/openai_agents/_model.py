@@ -103,7 +103,8 @@ def _spec_maker(tools: list[Any], own: list[ToolSpec]) -> Callable[[], list[Tool
     SDK's own schemas. It holds no reference to the call (see `_translator`)."""
 
     def made() -> list[ToolSpec]:
-        own.extend(_own_specs_of(tools))
+        if not own:  # the terminal may have made them first, for a list handlers replaced unread
+            own.extend(_own_specs_of(tools))
         return [_spec_copy(spec) for spec in own]
 
     return made
@@ -163,7 +164,9 @@ class _ModelCall:
         # A request field no handler read goes to the SDK as its own, untranslated both ways.
         if point.seen(ours, "messages"):
             shown = self._shown_messages
-            if not shown or ours.messages != shown[0]:  # none shown: replaced before a read
+            if not shown:  # replaced before any read: compared with a translation made now
+                shown.append(converse_messages(items))
+            if ours.messages != shown[0]:
                 items = host_input(ours.messages)
         settings = request.settings
         choice = host_tool_choice(ours.tool_choice)
