@@ -189,6 +189,31 @@ async def test_a_request_handlers_leave_as_it_was_reaches_the_model_as_the_sdks_
     assert sorted(translated) == (["messages"] * 4 + ["spec"] * 2 if read else [])
 
 
+async def test_messages_put_in_place_unread_and_equal_send_the_sdks_items(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    @InvokeModelStage.wrap
+    async def same_prompt(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        again: Any = [{"role": "user", "content": [{"text": "Hello"}]}]
+        async for event in next_fn(context.replace(messages=again)):
+            yield event
+
+    given: list[Any] = []
+    asked = _bridge_model.MiddlewareModel.get_response
+
+    async def noting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        given.append(kwargs["input"] if "input" in kwargs else args[1])
+        return await asked(self, *args, **kwargs)
+
+    monkeypatch.setattr(_bridge_model.MiddlewareModel, "get_response", noting)
+    bridged = InputRecordingModel([text_turn("Hi.")])
+    agent = OpenAIAgentsMiddleware(same_prompt).wrap(Agent("a", model=bridged))
+    assert (await run(agent, "Hello", streamed=False)).final_output == "Hi."
+    assert bridged.inputs[0] is given[0]  # the SDK's own list, not one translated back
+
+
 class ToolsRecordingModel(ScriptedOpenAIModel):
     """Keeps the name and description of every tool each call is given."""
 
