@@ -217,7 +217,8 @@ class InvokeModelContext:
             return dataclasses.replace(self, **fields)
         shared = [name for name in _ON_READ if name not in state and name not in changes]
         # Fields made on read: the copy shares the making, and does not make them.
-        placeholders: dict[str, Any] = dict.fromkeys(shared)
+        # Lists stand in while the copy is made (a subclass's ``__post_init__`` sees lists).
+        placeholders: dict[str, Any] = {name: [] for name in shared}
         copy = dataclasses.replace(self, **fields, **placeholders)
         copied = copy.__dict__
         for name in shared:
