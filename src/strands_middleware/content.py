@@ -326,6 +326,7 @@ StopReason = Literal[
     "guardrail_intervened",
     "interrupt",
     "limit_output_tokens",
+    "limit_structured_output_attempts",
     "limit_total_tokens",
     "limit_turns",
     "max_tokens",
@@ -337,7 +338,8 @@ StopReason = Literal[
 The model itself reports ``end_turn``, ``tool_use``, ``max_tokens``, ``stop_sequence``,
 ``guardrail_intervened`` and ``content_filtered``. The agent loop adds the rest: ``interrupt``
 (waiting for a human), ``cancelled``, ``checkpoint`` (paused for persistence) and the
-``limit_*`` reasons (a per-invocation budget ran out).
+``limit_*`` reasons (a per-invocation budget ran out; strands-agents 1.65 added
+``limit_structured_output_attempts``, its cap on attempts at a structured output).
 """
 
 # --------------------------------------------------------------------------------------------
