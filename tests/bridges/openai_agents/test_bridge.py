@@ -131,15 +131,19 @@ async def test_an_unchanged_response_reaches_the_sdk_as_its_own_object() -> None
     assert result.raw_responses[0] is model.responses[0]
 
 
-class InputRecordingModel(ScriptedOpenAIModel):
-    """Keeps the input items of every call, as the SDK's model receives them."""
+class CallRecordingModel(ScriptedOpenAIModel):
+    """Keeps the input items of every call, and the name and description of each tool it is
+    given, as the SDK's model receives them."""
 
     def __init__(self, script: Any) -> None:
         super().__init__(script)
         self.inputs: list[Any] = []
+        self.tools: list[list[tuple[str, str]]] = []
 
     async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
         self.inputs.append(kwargs["input"] if "input" in kwargs else args[1])
+        tools = kwargs["tools"] if "tools" in kwargs else args[3]
+        self.tools.append([(tool.name, tool.description) for tool in tools])
         return await super().get_response(*args, **kwargs)
 
 
@@ -177,9 +181,9 @@ async def test_a_request_handlers_leave_as_it_was_reaches_the_model_as_the_sdks_
     monkeypatch.setattr(_bridge_model, "converse_messages", counted)
     monkeypatch.setattr(_bridge_model, "_spec_copy", counted_copy)
     script = [tool_turn("delete_file", {"path": "/tmp/x"}), text_turn("Done.")]
-    plain = InputRecordingModel(list(script))
+    plain = CallRecordingModel(list(script))
     await run(Agent("a", model=plain, tools=[delete_file]), "Hello", streamed=False)
-    bridged = InputRecordingModel(list(script))
+    bridged = CallRecordingModel(list(script))
     middleware = OpenAIAgentsMiddleware(passing_model_handler(read))
     agent = middleware.wrap(Agent("a", model=bridged, tools=[delete_file]))
     result = await run(agent, "Hello", streamed=False)
@@ -208,23 +212,10 @@ async def test_messages_put_in_place_unread_and_equal_send_the_sdks_items(
         return await asked(self, *args, **kwargs)
 
     monkeypatch.setattr(_bridge_model.MiddlewareModel, "get_response", noting)
-    bridged = InputRecordingModel([text_turn("Hi.")])
+    bridged = CallRecordingModel([text_turn("Hi.")])
     agent = OpenAIAgentsMiddleware(same_prompt).wrap(Agent("a", model=bridged))
     assert (await run(agent, "Hello", streamed=False)).final_output == "Hi."
     assert bridged.inputs[0] is given[0]  # the SDK's own list, not one translated back
-
-
-class ToolsRecordingModel(ScriptedOpenAIModel):
-    """Keeps the name and description of every tool each call is given."""
-
-    def __init__(self, script: Any) -> None:
-        super().__init__(script)
-        self.tools: list[list[tuple[str, str]]] = []
-
-    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
-        tools = kwargs["tools"] if "tools" in kwargs else args[3]
-        self.tools.append([(tool.name, tool.description) for tool in tools])
-        return await super().get_response(*args, **kwargs)
 
 
 async def test_specs_read_after_a_call_sent_a_replaced_list_are_the_tools_own() -> None:
@@ -251,7 +242,7 @@ async def test_specs_read_after_a_call_sent_a_replaced_list_are_the_tools_own() 
         async for event in next_fn(context):
             yield event
 
-    model = ToolsRecordingModel([text_turn("First."), text_turn("Second.")])
+    model = CallRecordingModel([text_turn("First."), text_turn("Second.")])
     middleware = OpenAIAgentsMiddleware(without_tools_first, edits)
     agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
     result = await run(agent, "Hello", streamed=False)
