@@ -113,7 +113,7 @@ class ToolUseDeltaEvent(TypedEvent):
     ) -> None: ...
 
     def __init__(self, tool_use_id: Any, name: Any, input_fragment: Any = None) -> None:
-        super().__init__()
+        # No ``super().__init__()``: the dict is empty already (see `ModelStreamEvent`).
         if input_fragment is None and isinstance(tool_use_id, Mapping):
             # strands' ToolUseStreamEvent(delta, current_tool_use).
             delta: Mapping[str, Any] = cast("Mapping[str, Any]", tool_use_id)
@@ -182,7 +182,7 @@ class ReasoningDeltaEvent(TypedEvent):
         signature: str | None = None,
         redacted_content: bytes | None = None,
     ) -> None:
-        super().__init__()
+        # No ``super().__init__()``: the dict is empty already (see `ModelStreamEvent`).
         if strands_delta is not None:
             text, signature, redacted_content = _reasoning_parts(strands_delta, value)
         delta: ContentBlockDeltaReasoning = {}
@@ -255,7 +255,7 @@ class ModelMessageEvent(TypedEvent):
     __slots__ = ()
 
     def __init__(self, message: Message) -> None:
-        super().__init__()
+        # No ``super().__init__()``: the dict is empty already (see `ModelStreamEvent`).
         self["message"] = message
 
     @property

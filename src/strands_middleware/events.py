@@ -125,7 +125,7 @@ class ModelStopReason(_StopTuple):
         usage: Usage,
         metrics: Metrics,
     ) -> None:
-        super().__init__()
+        # No ``super().__init__()``: the dict is empty already (see `ModelStreamEvent`).
         self["stop"] = (stop_reason, message, usage, metrics)
 
 
@@ -146,7 +146,7 @@ class ToolResultEvent(TypedEvent):
     __slots__ = ("_exception",)
 
     def __init__(self, tool_result: ToolResult, exception: Exception | None = None) -> None:
-        super().__init__()
+        # No ``super().__init__()``: the dict is empty already (see `ModelStreamEvent`).
         self["tool_result"] = tool_result
         self._exception = exception
 

@@ -131,6 +131,75 @@ async def test_an_unchanged_response_reaches_the_sdk_as_its_own_object() -> None
     assert result.raw_responses[0] is model.responses[0]
 
 
+def editing_reply(edit: Any) -> Any:
+    """A handler that passes the reply on after ``edit(result)`` changed it in place."""
+
+    @InvokeModelStage.wrap
+    async def edits(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        async for event in next_fn(context):
+            if isinstance(event, ModelStopReason):
+                edit(event)
+            yield event
+
+    return edits
+
+
+def _edit_text(result: ModelStopReason) -> None:
+    result.message["content"][0]["text"] = "Edited."
+
+
+def _add_block(result: ModelStopReason) -> None:
+    result.message["content"].append({"text": " More."})
+
+
+def _edit_usage(result: ModelStopReason) -> None:
+    result.usage["outputTokens"] = 999
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize(
+    ("edit", "text", "output_tokens"),
+    # A block added is an output item of its own: the SDK's final output is the last one.
+    [(_edit_text, "Edited.", None), (_add_block, " More.", None), (_edit_usage, "Hi.", 999)],
+)
+async def test_a_reply_a_handler_changed_in_place_reaches_the_sdk_changed(
+    streamed: bool, edit: Any, text: str, output_tokens: int | None
+) -> None:
+    """The SDK gets the model's own response only when the result equals what the handlers
+    were shown: an edit in place to the message or the usage sends the result instead."""
+    middleware = OpenAIAgentsMiddleware(editing_reply(edit))
+    model = RecordingModel([text_turn("Hi.")])
+    result = await run(middleware.wrap(Agent("a", model=model)), "Hello", streamed=streamed)
+    assert result.final_output == text
+    if not streamed:
+        assert result.raw_responses[0] is not model.responses[0]
+    if output_tokens is not None:
+        assert result.raw_responses[0].usage.output_tokens == output_tokens
+
+
+def _edit_tool_input(result: ModelStopReason) -> None:
+    for block in result.message["content"]:
+        if "toolUse" in block:
+            block["toolUse"]["input"]["path"] = "/b"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_tool_input_a_handler_changed_in_place_is_the_call_the_sdk_runs(
+    streamed: bool,
+) -> None:
+    deleted.clear()
+    middleware = OpenAIAgentsMiddleware(editing_reply(_edit_tool_input))
+    model = ScriptedOpenAIModel(
+        [tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Done.")]
+    )
+    agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
+    result = await run(agent, "Delete /a", streamed=streamed)
+    assert result.final_output == "Done."
+    assert deleted == ["/b"]
+
+
 class CallRecordingModel(ScriptedOpenAIModel):
     """Keeps the input items of every call, and the name and description of each tool it is
     given, as the SDK's model receives them."""

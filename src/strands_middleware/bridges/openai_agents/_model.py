@@ -135,7 +135,14 @@ class _ModelCall:
 
     __slots__ = ("_request", "_shown_messages", "_specs", "point", "relay", "wrapped")
 
-    def __init__(self, model: MiddlewareModel, request: _Request, kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        model: MiddlewareModel,
+        request: _Request,
+        kwargs: dict[str, Any],
+        *,
+        streamed: bool = False,
+    ) -> None:
         self.wrapped = model.wrapped
         self._request = request
         # Made when a handler first reads the messages (`_translator`): until then, none exists.
@@ -143,7 +150,7 @@ class _ModelCall:
         # The specs compared with, made with the handlers' copies (`_spec_maker`): they hold the
         # SDK's own schemas, so they are never handed out.
         self._specs: list[ToolSpec] = []
-        self.relay = ModelRelay(kwargs)
+        self.relay = ModelRelay(kwargs, streamed=streamed)
         self.point = ModelStagePoint(
             model.registry,
             agent=model.agent,
@@ -337,7 +344,7 @@ class MiddlewareModel(Model):
         calls = self.calls
         if calls is not None:
             calls.check_request(request.input)
-        call = _ModelCall(self, request, kwargs)
+        call = _ModelCall(self, request, kwargs, streamed=True)
         relay = call.relay
         result: ModelStopReason | None = None
         opened = call.point.open(call.streamed_terminal).reporting()

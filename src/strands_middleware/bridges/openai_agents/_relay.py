@@ -18,10 +18,11 @@ changed it (`closing`), so what a guardrail or a redaction held back never reach
 from __future__ import annotations
 
 import json
+import marshal
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from agents import Model, ModelResponse, Usage
 from agents.items import TResponseStreamEvent
@@ -36,7 +37,7 @@ from openai.types.responses import (
     ResponseUsage,
 )
 
-from ...content import ContentBlock, StreamEvent
+from ...content import ContentBlock, Message, StreamEvent
 from ...content import Usage as ConverseUsage
 from ...events import (
     ModelMessageEvent,
@@ -69,6 +70,10 @@ _NO_COMPLETION = (
 )
 
 
+_new_event: Any = dict.__new__
+"""An event of a class given, empty: what its class makes before its ``__init__`` runs."""
+
+
 def _reply_events(
     blocks: list[ContentBlock],
     stop_reason: str,
@@ -88,9 +93,8 @@ def _reply_events(
         for item in output
         if item.__class__ is ResponseFunctionToolCall and item.arguments
     }
-    events: list[TypedEvent] = []
-    if start:
-        events.append(ModelStreamEvent({"messageStart": {"role": "assistant"}}))
+    # The chunks as plain dicts among the delta events, each made a `ModelStreamEvent` below.
+    made: list[Any] = [{"messageStart": {"role": "assistant"}}] if start else []
     for block in blocks:
         if "toolUse" in block:
             use = block["toolUse"]
@@ -99,38 +103,41 @@ def _reply_events(
             if text is None:
                 text = arguments if isinstance(arguments, str) else json.dumps(arguments)
             opened: Any = {"toolUse": {"toolUseId": tool_id, "name": name}}
-            events += (
-                ModelStreamEvent({"contentBlockStart": {"start": opened}}),
-                ModelStreamEvent({"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}}),
+            made += (
+                {"contentBlockStart": {"start": opened}},
+                {"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}},
                 ToolUseDeltaEvent(tool_id, name, text),
             )
         elif "reasoningContent" in block:
             text = block["reasoningContent"].get("reasoningText", {}).get("text", "")
-            events += (
-                ModelStreamEvent({"contentBlockStart": {"start": {}}}),
-                ModelStreamEvent(
-                    {"contentBlockDelta": {"delta": {"reasoningContent": {"text": text}}}}
-                ),
+            made += (
+                {"contentBlockStart": {"start": {}}},
+                {"contentBlockDelta": {"delta": {"reasoningContent": {"text": text}}}},
                 ReasoningDeltaEvent(text=text),
             )
         else:
             text = block.get("text", "")
-            events += (
-                ModelStreamEvent({"contentBlockStart": {"start": {}}}),
-                ModelStreamEvent({"contentBlockDelta": {"delta": {"text": text}}}),
+            made += (
+                {"contentBlockStart": {"start": {}}},
+                {"contentBlockDelta": {"delta": {"text": text}}},
                 TextDeltaEvent(text),
             )
-        events.append(ModelStreamEvent({"contentBlockStop": {}}))
-    stop: Any = {"stopReason": stop_reason}
-    events += (
-        ModelStreamEvent({"messageStop": stop}),
-        ModelStreamEvent({"metadata": {"usage": usage, "metrics": {"latencyMs": 0}}}),
+        made.append({"contentBlockStop": {}})
+    made += (
+        {"messageStop": {"stopReason": stop_reason}},
+        {"metadata": {"usage": usage, "metrics": {"latencyMs": 0}}},
     )
+    events: list[TypedEvent] = []
+    new, chunk_class = _new_event, ModelStreamEvent
+    for each in made:
+        if each.__class__ is dict:
+            # As `ModelStreamEvent(each)` makes it, with no Python call (see `streamed_events`).
+            event = new(chunk_class)
+            event["event"] = each
+            events.append(event)
+        else:
+            events.append(each)
     return events
-
-
-_new_event: Any = dict.__new__
-"""An event of a class given, empty: what its class makes before its ``__init__`` runs."""
 
 
 def _listed(noted: Noted) -> list[TResponseStreamEvent]:
@@ -153,6 +160,10 @@ def _sdk_usage(usage: ResponseUsage | None) -> Usage:
 class ModelRelay:
     """The model's side of one call: the terminals, and what goes back to the SDK.
 
+    A relay made with ``streamed=True`` serves a streamed call (`streamed_events`, `passed`,
+    `closing`); one made without serves a call the SDK asks whole (`events`, `response_of`)
+    and holds none of a stream's bookkeeping.
+
     Attributes:
         response: The model's own response, once it answered.
         completed: The model's own ``response.completed`` event, in a streamed call.
@@ -164,6 +175,7 @@ class ModelRelay:
         "_held",
         "_loose",
         "_result",
+        "_shown",
         "_streamed",
         "_tool",
         "completed",
@@ -172,22 +184,25 @@ class ModelRelay:
         "response",
     )
 
-    def __init__(self, kwargs: dict[str, Any]) -> None:
+    def __init__(self, kwargs: dict[str, Any], *, streamed: bool = False) -> None:
         self.kwargs = kwargs
         self.response: ModelResponse | None = None
         self.completed: ResponseCompletedEvent | None = None
-        # A text delta's own event alone, as it is; the others' in a list.
-        self.pending: deque[tuple[StreamEvent, Noted]] = deque()
-        # The model's events since the last chunk made: they go with the next chunk.
-        self._loose: list[TResponseStreamEvent] = []
-        # Events repeating a whole item (``*.done``) once a chunk before them was withheld.
-        self._held: list[TResponseStreamEvent] = []
-        # The output items streamed (by index) and finished, and the tool call streaming.
-        self._streamed: set[int] = set()
-        self._done: list[Any] = []
-        self._tool = ("", "")
+        if streamed:  # what only a streamed call's terminal and its way back use
+            # A text delta's own event alone, as it is; the others' in a list.
+            self.pending: deque[tuple[StreamEvent, Noted]] = deque()
+            # The model's events since the last chunk made: they go with the next chunk.
+            self._loose: list[TResponseStreamEvent] = []
+            # Events repeating a whole item (``*.done``) once a chunk before them was withheld.
+            self._held: list[TResponseStreamEvent] = []
+            # The output items streamed (by index) and finished, and the tool call streaming.
+            self._streamed: set[int] = set()
+            self._done: list[Any] = []
+            self._tool = ("", "")
         # The result a streamed call ends with, made when the model's response completed.
         self._result: ModelStopReason | None = None
+        # What the handlers were shown of the model's reply, copied (`_noted`).
+        self._shown: tuple[str, ConverseUsage, Message] | None = None
 
     # ---- the terminals -----------------------------------------------------------------------
 
@@ -198,6 +213,7 @@ class ModelRelay:
         message = converse_message(response.output)
         stop_reason = stop_reason_of(message)
         usage = converse_usage(response.usage)
+        self._noted(stop_reason, usage, message)
         blocks = message["content"]
         for event in _reply_events(blocks, stop_reason, usage, start=True, output=response.output):
             yield event
@@ -322,6 +338,7 @@ class ModelRelay:
         message = converse_message(output)
         stop_reason = stop_reason_of(message)
         usage = converse_usage(response.usage)
+        self._noted(stop_reason, usage, message)
         self._result = ModelStopReason(stop_reason, message, usage, {"latencyMs": 0})
         # The blocks already streamed are in the message; the rest follows.
         rest = [item for index, item in enumerate(output) if index not in self._streamed]
@@ -360,19 +377,29 @@ class ModelRelay:
                 return [each for each in events if not each.type.endswith(".done")]
         return _NOTHING
 
-    def _unchanged(self, result: ModelStopReason, response: ModelResponse) -> bool:
+    def _noted(self, stop_reason: str, usage: ConverseUsage, message: Message) -> None:
+        """Keep a copy of the model's reply as handlers get it, to tell a change they make.
+
+        The message is copied by ``marshal`` (made from JSON, it holds nothing marshal cannot
+        write): one C call, where translating the response again would cost a Python pass.
+        """
+        copied: Message = marshal.loads(marshal.dumps(cast(Any, message)))
+        self._shown = (stop_reason, {**usage}, copied)
+
+    def _unchanged(self, result: ModelStopReason) -> bool:
         # Once per call, not per event: the result still says what the model's response does.
-        message = converse_message(response.output)
+        shown = self._shown
         return (
-            result.stop_reason == stop_reason_of(message)
-            and result.usage == converse_usage(response.usage)
-            and result.message == message
+            shown is not None
+            and result.stop_reason == shown[0]
+            and result.usage == shown[1]
+            and result.message == shown[2]
         )
 
     def response_of(self, result: ModelStopReason) -> ModelResponse:
         """The SDK's response for the chain's result: the model's own when unchanged."""
         response = self.response
-        if response is not None and self._unchanged(result, response):
+        if response is not None and self._unchanged(result):
             return response
         return ModelResponse(
             output=host_output(result.message),
@@ -388,7 +415,7 @@ class ModelRelay:
         """
         response = self.response
         completed = self.completed
-        if response is not None and completed is not None and self._unchanged(result, response):
+        if response is not None and completed is not None and self._unchanged(result):
             rest = [*self._held]
             for _chunk, own in self.pending:
                 rest += _listed(own)
