@@ -123,7 +123,7 @@ class ModelStagePoint:
         context: The context the handlers receive.
     """
 
-    __slots__ = ("_handed", "_registry", "context")
+    __slots__ = ("_handed", "_registry", "_usage", "context")
 
     def __init__(
         self,
@@ -172,9 +172,11 @@ class ModelStagePoint:
         )
         for name, make in on_read.items():
             made_on_read(self.context, name, make)
-        if projected_input_tokens is None and registry.has_handlers(InvokeModelStage):
+        # The agent's record of its calls' usage, while the stage has handlers (`finished`).
+        self._usage = _call_usage(registry) if registry.has_handlers(InvokeModelStage) else None
+        if projected_input_tokens is None and self._usage is not None:
             # Only a handler reads the figure, and most never do: it is made on the first read.
-            estimate_on_read(self.context, _call_usage(registry).project)
+            estimate_on_read(self.context, self._usage.project)
         self._handed: Handed | Untracked = Handed(self.context) if tracks_changes else UNTRACKED
 
     def changed(self, ours: InvokeModelContext) -> dict[str, Any]:
@@ -199,8 +201,8 @@ class ModelStagePoint:
     def finished(self, result: ModelStopReason) -> ModelStopReason:
         """Note the call's result (its usage is the baseline of the agent's next projection),
         and return it."""
-        if self._registry.has_handlers(InvokeModelStage):
-            _call_usage(self._registry).record(result.message, result.usage)
+        if self._usage is not None:
+            self._usage.record(result.message, result.usage)
         return result
 
     @staticmethod

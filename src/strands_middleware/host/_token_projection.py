@@ -96,10 +96,15 @@ _CALLS_KEPT = 64
 
 
 def _turn(message: Message) -> _Turn:
-    blocks = cast("list[Mapping[str, Any]]", message.get("content", []))
-    text = "".join(block["text"] for block in blocks if "text" in block)
-    uses = tuple(block["toolUse"].get("toolUseId", "") for block in blocks if "toolUse" in block)
-    return hash((text.strip(), uses))
+    # One loop, not two generator expressions: this runs at the end of every model call.
+    texts: list[str] = []
+    uses: list[str] = []
+    for block in cast("list[Mapping[str, Any]]", message.get("content", [])):
+        if "text" in block:
+            texts.append(block["text"])
+        if "toolUse" in block:
+            uses.append(block["toolUse"].get("toolUseId", ""))
+    return hash(("".join(texts).strip(), tuple(uses)))
 
 
 class CallUsage:

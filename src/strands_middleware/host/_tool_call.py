@@ -69,7 +69,12 @@ def copy_tool_use(tool_use: ToolUse) -> ToolUse:
     are not dicts, lists or tuples are shared rather than copied: a host may put objects in the
     input that cannot be copied (strands passes the agent itself to a directly called tool).
     """
-    return copy_containers(tool_use)
+    # The call's id and name are strings, shared as they are: only what else it holds (the
+    # input) is walked, which spares the walk a call on each of them.
+    copied: dict[str, Any] = {}
+    for key, value in tool_use.items():
+        copied[key] = value if value.__class__ is str else _copied(value)
+    return cast(ToolUse, copied)
 
 
 def copy_containers(value: _V) -> _V:

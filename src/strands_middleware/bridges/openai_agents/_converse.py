@@ -282,7 +282,10 @@ def converse_message(output: Sequence[TResponseOutputItem]) -> Message:
 
 def stop_reason_of(message: Message) -> str:
     """``tool_use`` when the message calls a tool, else ``end_turn``."""
-    return "tool_use" if any("toolUse" in b for b in message["content"]) else "end_turn"
+    for block in message["content"]:  # a loop, not any() over a generator: once a call
+        if "toolUse" in block:
+            return "tool_use"
+    return "end_turn"
 
 
 def host_output(message: Message) -> list[TResponseOutputItem]:

@@ -70,10 +70,6 @@ _NO_COMPLETION = (
 )
 
 
-_new_event: Any = dict.__new__
-"""An event of a class given, empty: what its class makes before its ``__init__`` runs."""
-
-
 def _reply_events(
     blocks: list[ContentBlock],
     stop_reason: str,
@@ -93,8 +89,9 @@ def _reply_events(
         for item in output
         if item.__class__ is ResponseFunctionToolCall and item.arguments
     }
-    # The chunks as plain dicts among the delta events, each made a `ModelStreamEvent` below.
-    made: list[Any] = [{"messageStart": {"role": "assistant"}}] if start else []
+    events: list[TypedEvent] = []
+    if start:
+        events.append(ModelStreamEvent({"messageStart": {"role": "assistant"}}))
     for block in blocks:
         if "toolUse" in block:
             use = block["toolUse"]
@@ -103,41 +100,38 @@ def _reply_events(
             if text is None:
                 text = arguments if isinstance(arguments, str) else json.dumps(arguments)
             opened: Any = {"toolUse": {"toolUseId": tool_id, "name": name}}
-            made += (
-                {"contentBlockStart": {"start": opened}},
-                {"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}},
+            events += (
+                ModelStreamEvent({"contentBlockStart": {"start": opened}}),
+                ModelStreamEvent({"contentBlockDelta": {"delta": {"toolUse": {"input": text}}}}),
                 ToolUseDeltaEvent(tool_id, name, text),
             )
         elif "reasoningContent" in block:
             text = block["reasoningContent"].get("reasoningText", {}).get("text", "")
-            made += (
-                {"contentBlockStart": {"start": {}}},
-                {"contentBlockDelta": {"delta": {"reasoningContent": {"text": text}}}},
+            events += (
+                ModelStreamEvent({"contentBlockStart": {"start": {}}}),
+                ModelStreamEvent(
+                    {"contentBlockDelta": {"delta": {"reasoningContent": {"text": text}}}}
+                ),
                 ReasoningDeltaEvent(text=text),
             )
         else:
             text = block.get("text", "")
-            made += (
-                {"contentBlockStart": {"start": {}}},
-                {"contentBlockDelta": {"delta": {"text": text}}},
+            events += (
+                ModelStreamEvent({"contentBlockStart": {"start": {}}}),
+                ModelStreamEvent({"contentBlockDelta": {"delta": {"text": text}}}),
                 TextDeltaEvent(text),
             )
-        made.append({"contentBlockStop": {}})
-    made += (
-        {"messageStop": {"stopReason": stop_reason}},
-        {"metadata": {"usage": usage, "metrics": {"latencyMs": 0}}},
+        events.append(ModelStreamEvent({"contentBlockStop": {}}))
+    stop: Any = {"stopReason": stop_reason}
+    events += (
+        ModelStreamEvent({"messageStop": stop}),
+        ModelStreamEvent({"metadata": {"usage": usage, "metrics": {"latencyMs": 0}}}),
     )
-    events: list[TypedEvent] = []
-    new, chunk_class = _new_event, ModelStreamEvent
-    for each in made:
-        if each.__class__ is dict:
-            # As `ModelStreamEvent(each)` makes it, with no Python call (see `streamed_events`).
-            event = new(chunk_class)
-            event["event"] = each
-            events.append(event)
-        else:
-            events.append(each)
     return events
+
+
+_new_event: Any = dict.__new__
+"""An event of a class given, empty: what its class makes before its ``__init__`` runs."""
 
 
 def _listed(noted: Noted) -> list[TResponseStreamEvent]:

@@ -274,7 +274,13 @@ class ToolCalls:
         task = asyncio.create_task(self._run(pending.tool, tool_use, {}))
         task.add_done_callback(pending.settle)
         pending.task = task
-        await pending.settled
+        settled = pending.settled
+        # One turn of the loop runs the task's first step, then this: a chain whose handlers
+        # await nothing before they call next_fn has reached the terminal by then, and the
+        # check goes on in that same turn rather than being woken in the next.
+        await asyncio.sleep(0)
+        if not settled.done():
+            await settled
         if task.done() and not task.cancelled():
             error = task.exception()
             if isinstance(error, InterruptException):
