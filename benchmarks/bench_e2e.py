@@ -33,26 +33,25 @@ the same function), and the same model and tool.
 ``--instructions`` counts instead of timing: each contestant runs in a process of its own under
 valgrind's callgrind (as many at once as the machine has cores), and a row is the ratio of the
 machine instructions its ``--calls`` invocations executed, after ``--warmups`` invocations
-(``--rounds`` plays no part). The counts are those of a process that has served many
-invocations, as an agent's process does: CPython 3.11 quickens a function's bytecode on its
-eighth call (or loop turn) and specializes each instruction as it runs, so code an invocation
-runs once or twice runs unspecialized, and dearer, through the first invocations of a process.
-After one warm-up invocation the counts still held that one-time cost (measured, the OpenAI
-Agents SDK's four-against-four row: 15.34 M against 14.49 M an invocation after one, 14.64 M
-against 13.90 M after ten, 14.62 M against 13.89 M after twenty); ten, the default, leave it
-out. Instruction counts barely move with the load of a shared machine:
-two runs under one hash seed agree to about 0.1%, where timings move by several hundredths from
-run to run. They do move with where things land in memory: CPython's type attribute cache picks
-the slot of a class and a name from their addresses, so in one process two lookups made on
-every event may keep evicting each other, and every invocation pays for the misses (measured:
-one contestant counted 0.8% above the median of its counts under six other layouts, which lie
-within 0.4%). The hash seed moves the layout, so each contestant is counted under several
-(``--seeds``, by default 0, 1 and 2) and a row takes the median of its counts, which one unlucky
-layout cannot move. Counts leave out what instructions do not show (cache misses, branch
-mispredictions, how many instructions a cycle compiled code retires against the interpreter),
-so they complement the timed figures rather than replace them. It needs ``valgrind`` (Debian:
-``apt-get install valgrind``); on the 2-core development machine the main rows take about 10
-minutes a seed, with ``--scaling`` about 20.
+(``--rounds`` plays no part). The counts are those of a process that has served many invocations, as
+an agent's process does: CPython 3.11 quickens a function's bytecode on its eighth call (or loop
+turn) and specializes each instruction as it runs, so code an invocation runs once or twice runs
+unspecialized, and dearer, through the first invocations of a process. After one warm-up invocation
+the counts still held some of that one-time cost, unevenly: the OpenAI Agents SDK's
+four-against-four row, at one version and hash seed 0, counted 15.34 M against 14.49 M an invocation
+after one, 14.64 M against 13.90 M after ten and 14.62 M against 13.89 M after twenty. Ten, the
+default, leave it out. Instruction counts barely move with the load of a shared machine: two runs
+under one hash seed agree to about 0.1%, where timings move by several hundredths from run to run.
+They do move with where things land in memory: CPython's type attribute cache picks the slot of a
+class and a name from their addresses, so in one process two lookups made on every event may keep
+evicting each other, and every invocation pays for the misses (measured: one contestant counted 0.8%
+above the median of its counts under six other layouts, which lie within 0.4%). The hash seed moves
+the layout, so each contestant is counted under several (``--seeds``, by default 0, 1 and 2) and a
+row takes the median of its counts, which one unlucky layout cannot move. Counts leave out what
+instructions do not show (cache misses, branch mispredictions, how many instructions a cycle
+compiled code retires against the interpreter), so they complement the timed figures rather than
+replace them. It needs ``valgrind`` (Debian: ``apt-get install valgrind``); on the 2-core
+development machine the main rows take about 10 minutes a seed, with ``--scaling`` about 20.
 
 ``--bytecodes`` counts the Python bytecodes the ``--calls`` invocations execute, in this process
 under a tracer: deterministic and quick (a minute for every row), but blind to what runs in C, so
