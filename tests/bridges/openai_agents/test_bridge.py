@@ -200,6 +200,112 @@ async def test_a_tool_input_a_handler_changed_in_place_is_the_call_the_sdk_runs(
     assert deleted == ["/b"]
 
 
+def asking_twice(keep_first: bool) -> Any:
+    """A handler that asks the model twice and passes on the second reply, or (``keep_first``)
+    the first when the second ask fails."""
+
+    @InvokeModelStage.wrap
+    async def twice(
+        context: InvokeModelContext, next_fn: MiddlewareNext[InvokeModelContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        first: TypedEvent | None = None
+        async for event in next_fn(context):
+            if isinstance(event, ModelStopReason):
+                first = event
+        if not keep_first:
+            async for event in next_fn(context):
+                yield event
+            return
+        with contextlib.suppress(TypeError):
+            async for _event in next_fn(context):
+                pass
+        assert first is not None
+        yield first
+
+    return twice
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_handler_that_asks_again_sends_the_sdk_the_second_reply(streamed: bool) -> None:
+    middleware = OpenAIAgentsMiddleware(asking_twice(keep_first=False))
+    model = ScriptedOpenAIModel([text_turn("first"), text_turn("second")])
+    result = await run(middleware.wrap(Agent("a", model=model)), "Hello", streamed=streamed)
+    assert result.final_output == "second"
+
+
+class CannedModel(Model):
+    """Answers each call with the next of ``outputs`` (SDK output items, as given), keeping
+    every response it made."""
+
+    def __init__(self, outputs: list[list[Any]]) -> None:
+        self.outputs = outputs
+        self.responses: list[ModelResponse] = []
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        usage = Usage(requests=1, input_tokens=1, output_tokens=1, total_tokens=2)
+        response = ModelResponse(output=self.outputs.pop(0), usage=usage, response_id="r")
+        self.responses.append(response)
+        return response
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+def _text_item(text: str) -> ResponseOutputMessage:
+    part = ResponseOutputText(type="output_text", text=text, annotations=[])
+    return ResponseOutputMessage(
+        id="m", type="message", role="assistant", status="completed", content=[part]
+    )
+
+
+def _call_item(arguments: Any, call_id: Any = "c1") -> ResponseFunctionToolCall:
+    # Built without validation, as a model of one's own may build it.
+    return ResponseFunctionToolCall.model_construct(
+        id="x",
+        call_id=call_id,
+        name="delete_file",
+        arguments=arguments,
+        type="function_call",
+        status="completed",
+    )
+
+
+async def test_a_second_ask_failing_leaves_the_first_reply_to_reach_the_sdk() -> None:
+    """The response the SDK gets back is the one the handlers' reply was made of: a second
+    ask whose reply fails to translate (arguments that are not text) leaves no trace."""
+    deleted.clear()
+    middleware = OpenAIAgentsMiddleware(asking_twice(keep_first=True))
+    model = CannedModel([[_text_item("first")], [_call_item(123)]])
+    agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
+    result = await run(agent, "Hello", streamed=False)
+    assert result.final_output == "first"
+    assert result.raw_responses[0] is model.responses[0]
+    assert deleted == []
+
+
+class _CallId(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("arguments", "call_id"),
+    [('{"path": NaN}', "c1"), ('{"path": "/a"}', _CallId("c1"))],
+    ids=["a NaN in the arguments", "a str subclass as the call id"],
+)
+async def test_a_reply_handlers_passed_on_is_the_models_own_whatever_its_values(
+    arguments: str, call_id: str
+) -> None:
+    """A value unequal to itself (NaN) or one ``marshal`` cannot copy (a str subclass) in the
+    model's reply does not make a reply handlers passed on count as changed."""
+    middleware = OpenAIAgentsMiddleware(seen_roles([]))
+    model = CannedModel([[_call_item(arguments, call_id)], [_text_item("Done.")]])
+    agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
+    result = await run(agent, "Delete", streamed=False)
+    # The SDK's first response is the model's own object (what the SDK does with a NaN path,
+    # it holds the call for approval, is the SDK's own business).
+    assert result.raw_responses[0] is model.responses[0]
+
+
 class CallRecordingModel(ScriptedOpenAIModel):
     """Keeps the input items of every call, and the name and description of each tool it is
     given, as the SDK's model receives them."""

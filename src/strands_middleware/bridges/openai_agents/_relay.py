@@ -49,6 +49,7 @@ from ...events import (
     TypedEvent,
 )
 from ...exceptions import ModelStreamError
+from ...host._tool_call import copy_containers
 from ._converse import (
     converse_message,
     converse_usage,
@@ -183,18 +184,16 @@ class ModelRelay:
         self.response: ModelResponse | None = None
         self.completed: ResponseCompletedEvent | None = None
         if streamed:  # what only a streamed call's terminal and its way back use
-            # A text delta's own event alone, as it is; the others' in a list.
+            # A text delta's own event alone, as it is; the others' in a list. Made here (the
+            # consumer holds it before the terminal runs), emptied as each model run begins.
             self.pending: deque[tuple[StreamEvent, Noted]] = deque()
-            # The model's events since the last chunk made: they go with the next chunk.
-            self._loose: list[TResponseStreamEvent] = []
-            # Events repeating a whole item (``*.done``) once a chunk before them was withheld.
-            self._held: list[TResponseStreamEvent] = []
-            # The output items streamed (by index) and finished, and the tool call streaming.
-            self._streamed: set[int] = set()
-            self._done: list[Any] = []
-            self._tool = ("", "")
-        # The result a streamed call ends with, made when the model's response completed.
-        self._result: ModelStopReason | None = None
+            # The rest of a streamed run's bookkeeping is made as each run begins (`_begin`).
+            self._loose: list[TResponseStreamEvent]
+            self._held: list[TResponseStreamEvent]
+            self._streamed: set[int]
+            self._done: list[Any]
+            self._tool: tuple[str, str]
+            self._result: ModelStopReason | None
         # What the handlers were shown of the model's reply, copied (`_noted`).
         self._shown: tuple[str, ConverseUsage, Message] | None = None
 
@@ -203,16 +202,32 @@ class ModelRelay:
     async def events(self, model: Model, arguments: tuple[Any, ...]) -> AsyncGenerator[Any, None]:
         """The terminal of a call the SDK asks whole: the model's response as events."""
         response = await model.get_response(*arguments, **self.kwargs)
-        self.response = response
         message = converse_message(response.output)
         stop_reason = stop_reason_of(message)
         usage = converse_usage(response.usage)
-        self._noted(stop_reason, usage, message)
+        self._noted(response, stop_reason, usage, message)
         blocks = message["content"]
         for event in _reply_events(blocks, stop_reason, usage, start=True, output=response.output):
             yield event
         yield ModelMessageEvent(message)
         yield ModelStopReason(stop_reason, message, usage, {"latencyMs": 0})
+
+    def _begin(self) -> None:
+        """Start a streamed run's bookkeeping anew: a handler that asks the model again gets
+        this run's reply, and the SDK this run's events, not an earlier run's."""
+        self.pending.clear()
+        # The model's events since the last chunk made: they go with the next chunk.
+        self._loose = []
+        # Events repeating a whole item (``*.done``) once a chunk before them was withheld.
+        self._held = []
+        # The output items streamed (by index) and finished, and the tool call streaming.
+        self._streamed = set()
+        self._done = []
+        self._tool = ("", "")
+        # The result the run ends with, made when the model's response completed.
+        self._result = None
+        self.response = self.completed = None
+        self._shown = None
 
     def _chunk(self, chunk: StreamEvent) -> ModelStreamEvent:
         """``chunk`` as an event, noted with the model's events since the last chunk."""
@@ -226,6 +241,7 @@ class ModelRelay:
         self, model: Model, arguments: tuple[Any, ...]
     ) -> AsyncGenerator[Any, None]:
         """The terminal of a streamed call: the model's events, as they arrive, as events."""
+        self._begin()
         stream = aiter(model.stream_response(*arguments, **self.kwargs))
         try:
             # Nothing goes downstream before the model's first event: a model failing at once
@@ -321,18 +337,17 @@ class ModelRelay:
 
     def _completed(self, event: ResponseCompletedEvent) -> list[TypedEvent]:
         """The events of the output items not streamed yet; notes the model's response."""
-        self.completed = event
         # Some backends leave the completed response's output empty, having sent each item in
         # its ``output_item.done`` event; the SDK then takes those, and so does the reply.
         output = list(event.response.output) or self._done
         response = ModelResponse(
             output=output, usage=_sdk_usage(event.response.usage), response_id=event.response.id
         )
-        self.response = response
         message = converse_message(output)
         stop_reason = stop_reason_of(message)
         usage = converse_usage(response.usage)
-        self._noted(stop_reason, usage, message)
+        self._noted(response, stop_reason, usage, message)
+        self.completed = event
         self._result = ModelStopReason(stop_reason, message, usage, {"latencyMs": 0})
         # The blocks already streamed are in the message; the rest follows.
         rest = [item for index, item in enumerate(output) if index not in self._streamed]
@@ -371,29 +386,51 @@ class ModelRelay:
                 return [each for each in events if not each.type.endswith(".done")]
         return _NOTHING
 
-    def _noted(self, stop_reason: str, usage: ConverseUsage, message: Message) -> None:
-        """Keep a copy of the model's reply as handlers get it, to tell a change they make.
+    def _noted(
+        self, response: ModelResponse, stop_reason: str, usage: ConverseUsage, message: Message
+    ) -> None:
+        """Note the model's response, with a copy of the reply handlers get made of it (once
+        it is all made: a model run that fails before then leaves no half of it noted), to
+        tell a change they make.
 
-        The message is copied by ``marshal`` (made from JSON, it holds nothing marshal cannot
-        write): one C call, where translating the response again would cost a Python pass.
+        The message is copied by ``marshal``: one C call, where translating the response again
+        would cost a Python pass. A value marshal cannot write (a ``str`` subclass in an item a
+        model built without validation) has it copied in Python.
         """
-        copied: Message = marshal.loads(marshal.dumps(cast(Any, message)))
+        try:
+            copied: Message = marshal.loads(marshal.dumps(cast(Any, message)))
+        except ValueError:
+            copied = copy_containers(message)
+        self.response = response
         self._shown = (stop_reason, {**usage}, copied)
 
-    def _unchanged(self, result: ModelStopReason) -> bool:
-        # Once per call, not per event: the result still says what the model's response does.
+    def _unchanged(self, result: ModelStopReason, response: ModelResponse) -> bool:
+        """Whether the chain's result is the model's ``response`` as handlers were shown it.
+
+        Once per call, not per event. A result equal to the copy is; one that is not is
+        compared with the response translated again, which tells a change from a value unequal
+        to itself (a NaN in a tool's arguments: ``json`` gives the one NaN object every time,
+        a copy another).
+        """
         shown = self._shown
-        return (
+        if (
             shown is not None
             and result.stop_reason == shown[0]
             and result.usage == shown[1]
             and result.message == shown[2]
+        ):
+            return True
+        message = converse_message(response.output)
+        return (
+            result.stop_reason == stop_reason_of(message)
+            and result.usage == converse_usage(response.usage)
+            and result.message == message
         )
 
     def response_of(self, result: ModelStopReason) -> ModelResponse:
         """The SDK's response for the chain's result: the model's own when unchanged."""
         response = self.response
-        if response is not None and self._unchanged(result):
+        if response is not None and self._unchanged(result, response):
             return response
         return ModelResponse(
             output=host_output(result.message),
@@ -409,7 +446,7 @@ class ModelRelay:
         """
         response = self.response
         completed = self.completed
-        if response is not None and completed is not None and self._unchanged(result):
+        if response is not None and completed is not None and self._unchanged(result, response):
             rest = [*self._held]
             for _chunk, own in self.pending:
                 rest += _listed(own)
