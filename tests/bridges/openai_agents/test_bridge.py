@@ -6,6 +6,7 @@ import os
 
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 
+import asyncio
 import contextlib
 import dataclasses
 import gc
@@ -122,6 +123,37 @@ async def test_every_model_call_runs_the_chain_and_the_tool_runs_once(streamed: 
     calls = [entry for entry in log if isinstance(entry, list)]
     assert calls == [["user"], ["user", "assistant", "user"]]
     assert log.count("ModelStopReason") == 2
+
+
+async def test_a_run_cancelled_during_a_tool_calls_approval_check_closes_its_chain() -> None:
+    """The SDK's approval check starts the tool call's chain; a run cancelled while a handler
+    of that chain waits ends the chain too (its handler sees the cancellation), rather than
+    leaving it waiting for a call that never comes."""
+    waiting, ended = asyncio.Event(), asyncio.Event()
+
+    @ExecuteToolStage.wrap
+    async def slow(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        waiting.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            ended.set()
+            raise
+        async for event in next_fn(context):
+            yield event
+
+    deleted.clear()
+    model = ScriptedOpenAIModel([tool_turn("delete_file", {"path": "/a"}, "t1")])
+    agent = OpenAIAgentsMiddleware(slow).wrap(Agent("a", model=model, tools=[delete_file]))
+    running = asyncio.ensure_future(run(agent, "Delete /a", streamed=False))
+    await asyncio.wait_for(waiting.wait(), 5)
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await running
+    await asyncio.wait_for(ended.wait(), 5)
+    assert deleted == []
 
 
 async def test_an_unchanged_response_reaches_the_sdk_as_its_own_object() -> None:

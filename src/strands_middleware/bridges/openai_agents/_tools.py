@@ -275,12 +275,18 @@ class ToolCalls:
         task.add_done_callback(pending.settle)
         pending.task = task
         settled = pending.settled
-        # One turn of the loop runs the task's first step, then this: a chain whose handlers
-        # await nothing before they call next_fn has reached the terminal by then, and the
-        # check goes on in that same turn rather than being woken in the next.
-        await asyncio.sleep(0)
-        if not settled.done():
-            await settled
+        try:
+            # One turn of the loop runs the task's first step, then this: a chain whose
+            # handlers await nothing before they call next_fn has reached the terminal by then,
+            # and the check goes on in that same turn rather than being woken in the next.
+            await asyncio.sleep(0)
+            if not settled.done():
+                await settled
+        except BaseException:
+            # The check was cancelled (the run was): the chain goes with it, its handlers
+            # closed, rather than waiting at the terminal for a call that will never come.
+            task.cancel()
+            raise
         if task.done() and not task.cancelled():
             error = task.exception()
             if isinstance(error, InterruptException):
