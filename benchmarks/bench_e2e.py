@@ -1044,6 +1044,8 @@ async def main(argv: list[str]) -> None:
         help="count the Python bytecodes executed instead of timing (quick, in this process)",
     )
     args = options.parse_args(argv)
+    if args.warmups < 0:
+        raise SystemExit(f"--warmups: {args.warmups} is negative; give 0 or more invocations")
     hosts = [host.strip() for host in args.hosts.split(",") if host.strip()]
     unknown = sorted(set(hosts) - set(_HOSTS))
     if unknown:
