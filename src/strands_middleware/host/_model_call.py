@@ -263,16 +263,12 @@ class ModelStagePoint:
                     if on_event is not None:
                         on_event(event)
                 result = cast("ModelStopReason | None", opened.result)
-            elif on_event is None:  # the common case: nothing but the result is wanted
-                stop_class = ModelStopReason
-                async for event in stream:
-                    if isinstance(event, stop_class):
-                        result = event
             else:
                 async for event in stream:
                     if isinstance(event, ModelStopReason):
                         result = event
-                    on_event(event)
+                    if on_event is not None:
+                        on_event(event)
         if result is None:
             raise missing_result(InvokeModelStage)
         self.finished(result)

@@ -69,12 +69,7 @@ def copy_tool_use(tool_use: ToolUse) -> ToolUse:
     are not dicts, lists or tuples are shared rather than copied: a host may put objects in the
     input that cannot be copied (strands passes the agent itself to a directly called tool).
     """
-    # The call's id and name are strings, shared as they are: only what else it holds (the
-    # input) is walked, which spares the walk a call on each of them.
-    copied: dict[str, Any] = {}
-    for key, value in tool_use.items():
-        copied[key] = value if value.__class__ is str else _copied(value)
-    return cast(ToolUse, copied)
+    return copy_containers(tool_use)
 
 
 def copy_containers(value: _V) -> _V:
@@ -87,11 +82,14 @@ def copy_containers(value: _V) -> _V:
 
 
 def _copied(value: object) -> object:
+    # A string, most of what Converse data holds, is shared without a call for it.
     if isinstance(value, dict):
         items = cast("dict[object, object]", value).items()
-        return {key: _copied(item) for key, item in items}
+        return {key: item if item.__class__ is str else _copied(item) for key, item in items}
     if isinstance(value, list):
-        return [_copied(item) for item in cast("list[object]", value)]
+        return [
+            item if item.__class__ is str else _copied(item) for item in cast("list[object]", value)
+        ]
     if isinstance(value, tuple):
         return tuple(_copied(item) for item in cast("tuple[object, ...]", value))
     return value

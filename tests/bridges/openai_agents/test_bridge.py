@@ -109,15 +109,20 @@ def seen_roles(log: list[Any]) -> Any:
     return watch
 
 
-@pytest.mark.parametrize("streamed", [False, True])
-async def test_every_model_call_runs_the_chain_and_the_tool_runs_once(streamed: bool) -> None:
-    log: list[Any] = []
-    middleware = OpenAIAgentsMiddleware(seen_roles(log))
+async def delete_a(middleware: OpenAIAgentsMiddleware, *, streamed: bool) -> Any:
+    """A run of ``middleware`` whose model asks to delete /a, then says "Done."."""
+    deleted.clear()
     model = ScriptedOpenAIModel(
         [tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Done.")]
     )
     agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
-    result = await run(agent, "Delete /a", streamed=streamed)
+    return await run(agent, "Delete /a", streamed=streamed)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_every_model_call_runs_the_chain_and_the_tool_runs_once(streamed: bool) -> None:
+    log: list[Any] = []
+    result = await delete_a(OpenAIAgentsMiddleware(seen_roles(log)), streamed=streamed)
     assert result.final_output == "Done."
     assert deleted == ["/a"]
     calls = [entry for entry in log if isinstance(entry, list)]
@@ -221,13 +226,8 @@ def _edit_tool_input(result: ModelStopReason) -> None:
 async def test_a_tool_input_a_handler_changed_in_place_is_the_call_the_sdk_runs(
     streamed: bool,
 ) -> None:
-    deleted.clear()
     middleware = OpenAIAgentsMiddleware(editing_reply(_edit_tool_input))
-    model = ScriptedOpenAIModel(
-        [tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Done.")]
-    )
-    agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
-    result = await run(agent, "Delete /a", streamed=streamed)
+    result = await delete_a(middleware, streamed=streamed)
     assert result.final_output == "Done."
     assert deleted == ["/b"]
 
@@ -280,7 +280,7 @@ class CannedModel(Model):
         return response
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
+        raise NotImplementedError("this model answers whole only")
 
 
 def _text_item(text: str) -> ResponseOutputMessage:

@@ -135,6 +135,13 @@ _new_event: Any = dict.__new__
 """An event of a class given, empty: what its class makes before its ``__init__`` runs."""
 
 
+def _says(
+    result: ModelStopReason, stop_reason: str, usage: ConverseUsage, message: Message
+) -> bool:
+    """Whether ``result`` holds this stop reason, usage and message."""
+    return result.stop_reason == stop_reason and result.usage == usage and result.message == message
+
+
 def _listed(noted: Noted) -> list[TResponseStreamEvent]:
     return noted if isinstance(noted, list) else [noted]
 
@@ -413,19 +420,10 @@ class ModelRelay:
         a copy another).
         """
         shown = self._shown
-        if (
-            shown is not None
-            and result.stop_reason == shown[0]
-            and result.usage == shown[1]
-            and result.message == shown[2]
-        ):
+        if shown is not None and _says(result, *shown):
             return True
         message = converse_message(response.output)
-        return (
-            result.stop_reason == stop_reason_of(message)
-            and result.usage == converse_usage(response.usage)
-            and result.message == message
-        )
+        return _says(result, stop_reason_of(message), converse_usage(response.usage), message)
 
     def response_of(self, result: ModelStopReason) -> ModelResponse:
         """The SDK's response for the chain's result: the model's own when unchanged."""
