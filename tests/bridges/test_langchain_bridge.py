@@ -24,7 +24,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId
 from langchain_core.tools import tool as as_langchain_tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -167,6 +167,89 @@ async def test_a_changed_request_reaches_langchain_with_every_field_set() -> Non
     assert request.tools == []
     assert result["messages"][-1].content == "from the backup"
     assert backup.requests[0].system_prompt == "Injected"
+
+
+async def test_a_request_field_a_handler_read_goes_back_as_langchains_own_when_unchanged() -> None:
+    inner = Inner()
+    read: list[int] = []
+
+    @InvokeModelStage.input
+    def reads(context: InvokeModelContext) -> InvokeModelContext:
+        read.append(len(context.messages) + len(context.tool_specs))
+        return context
+
+    agent = create_agent(
+        ScriptedChatModel([text_turn("hi")]),
+        tools=[delete_file],
+        middleware=[Outer(), LangChainBridge(reads), inner],
+    )
+    await agent.ainvoke(prompt("go"))
+    assert read == [2]
+    [request] = inner.requests
+    assert not isinstance(request.tools[0], dict)  # LangChain's own tool, not a translation
+    assert request.messages[0].content == "go"
+
+
+async def test_history_tools_and_a_prompt_of_blocks_edited_in_place_reach_langchain() -> None:
+    inner = Inner()
+
+    @InvokeModelStage.input
+    def edit(context: InvokeModelContext) -> InvokeModelContext:
+        context.messages.append({"role": "user", "content": [{"text": "and more"}]})
+        context.tool_specs[0]["description"] = "Delete a file, carefully."
+        assert isinstance(context.system_prompt, list)
+        context.system_prompt[1] = {"text": "Be kind."}
+        return context
+
+    system = SystemMessage(
+        content=[{"type": "text", "text": "Be brief."}, {"type": "text", "text": "Be exact."}]
+    )
+    agent = create_agent(
+        ScriptedChatModel([text_turn("hi")]),
+        tools=[delete_file],
+        system_prompt=system,
+        middleware=[LangChainBridge(edit), inner],
+    )
+    await agent.ainvoke(prompt("go"))
+    [request] = inner.requests
+    assert [message.content for message in request.messages] == ["go", "and more"]
+    [tool] = request.tools
+    assert tool["function"]["description"] == "Delete a file, carefully."
+    assert [block["text"] for block in request.system_message.content] == ["Be brief.", "Be kind."]
+
+
+async def test_a_history_and_tools_replaced_unread_are_compared_with_langchains() -> None:
+    inner = Inner()
+
+    @InvokeModelStage.input
+    def replace(context: InvokeModelContext) -> InvokeModelContext:
+        spec = {
+            "name": "delete_file",
+            "description": "Delete a file.",
+            "inputSchema": {
+                "json": {
+                    "properties": {"path": {"type": "string"}},
+                    "required": ["path"],
+                    "type": "object",
+                }
+            },
+        }
+        return context.replace(
+            messages=[{"role": "user", "content": [{"text": "go"}]}], tool_specs=[spec]
+        )
+
+    agent = create_agent(
+        ScriptedChatModel([text_turn("hi")]),
+        tools=[delete_file],
+        middleware=[Outer(), LangChainBridge(replace), inner],
+    )
+    given = prompt("go")
+    await agent.ainvoke(given)
+    [request] = inner.requests
+    # Equal to what LangChain had: its own objects go on, not a translation back.
+    assert request.messages[0] is not None and request.messages[0].content == "go"
+    assert request.messages[0].id is not None
+    assert not isinstance(request.tools[0], dict)
 
 
 def shouting(seen: list[str]) -> Any:

@@ -65,21 +65,18 @@ from ...exceptions import InterruptException, UnsupportedStageError
 from ...host._kept_by_identity import KeptByIdentity
 from ...host._mixin import MiddlewareHostMixin
 from ...host._model_call import ModelStagePoint
-from ...host._tool_call import ToolStagePoint, make_tool_terminal
+from ...host._tool_call import ToolStagePoint, copy_containers, make_tool_terminal
 from ...interrupts import Interrupt, MiddlewareInterruptResult, execute_tool_interrupt_id
 from ...models import Model
 from ...stages._agent_stream import AgentStreamStage
 from ...stages._execute_tool import ExecuteToolContext, ExecuteToolStage
 from ...stages._invoke_model import InvokeModelContext, InvokeModelStage
 from ._converse import (
-    converse_messages,
+    HandlersRequest,
     converse_tool_choice,
-    host_messages,
     host_tool_choice,
-    host_tools,
     system_prompt_in,
     system_prompt_out,
-    tool_specs_of,
     tool_use_of,
 )
 from ._dropped_pauses import DroppedPauses
@@ -321,40 +318,44 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         registry = self.middleware_registry
         if not registry.has_handlers(InvokeModelStage):
             return await handler(request)
-        messages, shown = converse_messages(request.messages)
-        shown_specs, tool_specs = tool_specs_of(request.tools)
+        # The history and the tools are translated for handlers only when one reads them
+        # (most never do): a field no handler read goes to LangChain as its own.
+        handed = HandlersRequest(request.messages, request.tools)
         system_prompt = system_prompt_in(request.system_message)
         tool_choice = converse_tool_choice(request.tool_choice)
         shown_model = self._view(request.model)
         point = ModelStagePoint(
             registry,
             agent=self,
-            messages=messages,
-            system_prompt=system_prompt,
-            tool_specs=tool_specs,
+            messages=handed.messages,
+            # Handlers get their own copy of a prompt of blocks: one edited in place is
+            # compared with the prompt as it was.
+            system_prompt=copy_containers(system_prompt)
+            if isinstance(system_prompt, list)
+            else system_prompt,
+            tool_specs=handed.tool_specs,
             tool_choice=converse_tool_choice(request.tool_choice),
             invocation_state=self._invocation_state(request.runtime),
             model=shown_model,
+            tracks_changes=False,  # each field is compared with its own translation below
         )
 
         def changes_of(ours: InvokeModelContext) -> dict[str, Any]:
             # What handlers changed of the request but the model, as LangChain's fields.
-            changed = point.changed(ours)
             changes: dict[str, Any] = {}
-            # Messages and tool specs are Converse copies a handler may edit in place: the
-            # translation back compares them item by item.
-            sent = host_messages(ours.messages, shown)
-            if sent is not shown.host:
-                changes["messages"] = sent
-            if "system_prompt" in changed:
-                system_message = system_prompt_out(
-                    ours.system_prompt, system_prompt, request.system_message
-                )
-                if system_message is not request.system_message:
-                    changes["system_message"] = system_message
-            tools = host_tools(ours.tool_specs, shown_specs, request.tools)
-            if tools is not request.tools:
-                changes["tools"] = tools
+            if point.seen(ours, "messages"):
+                sent = handed.messages_out(ours.messages)
+                if sent is not request.messages:
+                    changes["messages"] = sent
+            system_message = system_prompt_out(
+                ours.system_prompt, system_prompt, request.system_message
+            )
+            if system_message is not request.system_message:
+                changes["system_message"] = system_message
+            if point.seen(ours, "tool_specs"):
+                tools = handed.tools_out(ours.tool_specs)
+                if tools is not request.tools:
+                    changes["tools"] = tools
             choice = host_tool_choice(ours.tool_choice, tool_choice, request.tool_choice)
             if choice is not request.tool_choice:
                 changes["tool_choice"] = choice

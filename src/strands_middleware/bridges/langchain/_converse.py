@@ -44,6 +44,7 @@ from ...host._kept_by_identity import KeptByIdentity
 from ...host._tool_call import copy_containers
 
 __all__ = [
+    "HandlersRequest",
     "Shown",
     "ai_message",
     "converse_messages",
@@ -396,6 +397,51 @@ def _kept_spec(tool: Any) -> tuple[ToolSpec, bytes]:
 
 def _forget_spec(key: int, _gone: object) -> None:
     _SPECS.pop(key, None)
+
+
+class HandlersRequest:
+    """A model call's history and tools as handlers see them, translated on a handler's first
+    read (`ModelStagePoint` takes `messages` and `tool_specs` as the functions making them) and
+    brought back to LangChain's (`messages_out`, `tools_out`) only where a handler read them.
+
+    It holds LangChain's lists and what it made of them, never the handlers' context: a context
+    holds these bound methods until it is read, and a reference back would put every model call
+    in a reference cycle for the cyclic collector.
+    """
+
+    __slots__ = ("_messages", "_shown", "_specs", "_tools")
+
+    def __init__(self, messages: Sequence[BaseMessage], tools: list[Any]) -> None:
+        self._messages = messages
+        self._tools = tools
+        self._shown: Shown | None = None
+        self._specs: list[ToolSpec] | None = None
+
+    def messages(self) -> Messages:
+        """A fresh Converse copy of the history, for handlers (`converse_messages`)."""
+        copies, self._shown = converse_messages(self._messages)
+        return copies
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """A fresh copy of the tools' Converse specs, for handlers (`tool_specs_of`)."""
+        self._specs, copies = tool_specs_of(self._tools)
+        return copies
+
+    def messages_out(self, ours: Messages) -> Sequence[BaseMessage]:
+        """LangChain's messages for the history a handler left (`host_messages`): the very
+        list the call was given when nothing changed."""
+        shown = self._shown
+        if shown is None:  # replaced before any read: compared with a translation made now
+            shown = Shown(self._messages)
+        return host_messages(ours, shown)
+
+    def tools_out(self, ours: list[ToolSpec]) -> list[Any]:
+        """LangChain's tools for the specs a handler left (`host_tools`): the very list the
+        call was given when nothing changed."""
+        specs = self._specs
+        if specs is None:  # replaced before any read
+            specs = [_kept_spec(tool)[0] for tool in self._tools]
+        return host_tools(ours, specs, self._tools)
 
 
 def host_tools(ours: list[ToolSpec], shown: list[ToolSpec], host: list[Any]) -> list[Any]:
