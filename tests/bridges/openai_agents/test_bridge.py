@@ -23,9 +23,11 @@ from agents import (
     RunConfig,
     Runner,
     RunState,
+    ToolGuardrailFunctionOutput,
     Usage,
     function_tool,
     set_tracing_disabled,
+    tool_input_guardrail,
 )
 from agents.exceptions import AgentsException, UserError
 from openai.types.responses import (
@@ -42,7 +44,7 @@ from strands_middleware.bridges.openai_agents import (
 )
 from strands_middleware.bridges.openai_agents import _model as _bridge_model
 from strands_middleware.bridges.openai_agents.testing import ScriptedOpenAIModel
-from strands_middleware.catalog import ToolApproval
+from strands_middleware.catalog import ConcurrencyLimit, ToolApproval
 from strands_middleware.engine._handlers import MiddlewareNext
 from strands_middleware.events import ModelStopReason, ToolUseDeltaEvent, TypedEvent
 from strands_middleware.exceptions import InterruptResumeError
@@ -858,3 +860,53 @@ async def test_a_refusal_reaches_handlers_as_the_replys_text() -> None:
     with contextlib.suppress(AgentsException):
         await run(agent, "Delete everything", streamed=False)
     assert seen == [[{"text": "I cannot help with that."}]]
+
+
+@tool_input_guardrail
+def _refuse_paths(data: Any) -> ToolGuardrailFunctionOutput:
+    return ToolGuardrailFunctionOutput.reject_content("Deleting is not allowed here.")
+
+
+@function_tool(tool_input_guardrails=[_refuse_paths])
+def guarded_delete(path: str) -> str:
+    """Delete a file, unless a guardrail refuses."""
+    deleted.append(path)
+    return f"deleted {path}"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_call_a_tool_guardrail_rejects_ends_its_chain_and_lets_its_slot_go(
+    streamed: bool,
+) -> None:
+    """The approval check starts a call's chain, which waits at its terminal for the SDK to
+    invoke the tool. A call the SDK then never invokes (a tool input guardrail rejected it) has
+    its chain ended once the task that checked it ends: its handlers are closed, so a slot one
+    holds is let go, and the middleware forgets the call."""
+    deleted.clear()
+    closed: list[str] = []
+
+    @ExecuteToolStage.wrap
+    async def noting(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        try:
+            async for event in next_fn(context):
+                yield event
+        finally:
+            closed.append(context.tool_use["toolUseId"])
+
+    middleware = OpenAIAgentsMiddleware(ConcurrencyLimit(ExecuteToolStage, limit=1), noting)
+    turns = [
+        tool_turn("guarded_delete", {"path": "/a"}, "t1"),
+        tool_turn("guarded_delete", {"path": "/b"}, "t2"),
+        text_turn("Nothing was deleted."),
+    ]
+    model = ScriptedOpenAIModel(ScriptedModel(turns))
+    agent = middleware.wrap(Agent("a", model=model, tools=[guarded_delete]))
+    # With the first call's slot held for good, the second call's chain would wait forever.
+    result = await asyncio.wait_for(run(agent, "Delete /a and /b", streamed=streamed), 10)
+    assert result.final_output == "Nothing was deleted."
+    assert deleted == []
+    await asyncio.sleep(0)
+    assert closed == ["t1", "t2"]
+    assert middleware._tool_calls.pending == {}  # pyright: ignore[reportPrivateUsage]

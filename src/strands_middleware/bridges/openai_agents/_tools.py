@@ -36,6 +36,7 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
+from functools import partial
 from typing import Any, cast
 
 from agents import FunctionTool, ToolErrorFormatterArgs
@@ -185,9 +186,13 @@ def _waiting(
 
 
 class _Pending:
-    """A call whose chain waits at its terminal for the SDK to invoke the tool."""
+    """A call whose chain waits at its terminal for the SDK to invoke the tool.
 
-    __slots__ = ("invoked", "settled", "task", "tool")
+    ``checker`` is the task the approval check ran in, with the callback its end runs (see
+    `ToolCalls.check`), until the SDK invokes the call.
+    """
+
+    __slots__ = ("checker", "invoked", "settled", "task", "tool")
 
     def __init__(self, tool: FunctionTool, invoker: Invoker, given_input: Any) -> None:
         loop = asyncio.get_running_loop()
@@ -195,6 +200,7 @@ class _Pending:
         self.settled: asyncio.Future[None] = loop.create_future()
         self.invoked: asyncio.Future[Invocation] = loop.create_future()
         self.task: asyncio.Task[ToolResultEvent] | None = None
+        self.checker: tuple[asyncio.Task[Any], Callable[[asyncio.Task[Any]], None]] | None = None
         # The terminal's start holds the two futures, not this object: a call (its task, its
         # result, the SDK's context) is then freed when it ends, not left in a reference cycle
         # for the cyclic collector.
@@ -295,7 +301,23 @@ class ToolCalls:
                     await self.paused(call_id)
                 return True
         self.pending[call_id] = pending
+        # The SDK invokes an approved call from the task that checked it (or one it awaits):
+        # once that task has ended, a call still waiting never will be (a tool input guardrail
+        # rejected it, a hook or another call failed the run), and its chain is ended then.
+        checker = asyncio.current_task()
+        if checker is not None:
+            ended = partial(self._not_invoked, call_id, pending)
+            checker.add_done_callback(ended)
+            pending.checker = (checker, ended)
         return False
+
+    def _not_invoked(self, call_id: str, pending: _Pending, _checker: object) -> None:
+        """End ``pending``'s chain, the task that checked it having ended with no invocation:
+        its task is cancelled, so its handlers are closed (a slot a handler holds is let go)."""
+        if self.pending.get(call_id) is pending:
+            del self.pending[call_id]
+        if pending.task is not None and not pending.invoked.done():
+            pending.task.cancel()
 
     async def paused(self, call_id: str) -> None:
         """Note that a run pauses on ``call_id``: a new pause (a model that reuses call ids)
@@ -365,6 +387,10 @@ class ToolCalls:
         pending = self.pending.pop(context.tool_call_id, None)
         if pending is None or pending.task is None:
             return await self._resumed(tool, invoker, context, args_json)
+        if pending.checker is not None:
+            checker, ended = pending.checker
+            checker.remove_done_callback(ended)
+            pending.checker = None
         if not pending.invoked.done():
             pending.invoked.set_result((context, args_json))
         # Cancelling this call cancels the chain's task, and the await returns once the task
