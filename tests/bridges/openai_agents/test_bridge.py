@@ -21,6 +21,7 @@ from agents import (
     ModelProvider,
     ModelResponse,
     RunConfig,
+    RunHooks,
     Runner,
     RunState,
     ToolGuardrailFunctionOutput,
@@ -909,4 +910,36 @@ async def test_a_call_a_tool_guardrail_rejects_ends_its_chain_and_lets_its_slot_
     assert deleted == []
     await asyncio.sleep(0)
     assert closed == ["t1", "t2"]
+    assert middleware._tool_calls.pending == {}  # pyright: ignore[reportPrivateUsage]
+
+
+class _FailingStart(RunHooks[Any]):
+    """Run hooks whose tool start fails: the SDK never invokes the tool it approved."""
+
+    async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+        raise RuntimeError("no tools today")
+
+
+async def test_a_call_left_uninvoked_by_a_failing_run_ends_its_chain() -> None:
+    closed: list[str] = []
+
+    @ExecuteToolStage.wrap
+    async def noting(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        try:
+            async for event in next_fn(context):
+                yield event
+        finally:
+            closed.append(context.tool_use["toolUseId"])
+
+    middleware = OpenAIAgentsMiddleware(noting)
+    model = ScriptedOpenAIModel(
+        ScriptedModel([tool_turn("delete_file", {"path": "/a"}, "t1"), text_turn("Done.")])
+    )
+    agent = middleware.wrap(Agent("a", model=model, tools=[delete_file]))
+    with pytest.raises(UserError, match="no tools today"):
+        await Runner.run(agent, "Delete /a", run_config=CONFIG, hooks=_FailingStart())
+    await asyncio.sleep(0)
+    assert closed == ["t1"]
     assert middleware._tool_calls.pending == {}  # pyright: ignore[reportPrivateUsage]
