@@ -62,6 +62,7 @@ from ...events import (
     TypedEvent,
 )
 from ...exceptions import InterruptException, UnsupportedStageError
+from ...host._cancel_signal import CancelSignal
 from ...host._kept_by_identity import KeptByIdentity
 from ...host._mixin import MiddlewareHostMixin
 from ...host._model_call import ModelStagePoint
@@ -433,7 +434,7 @@ class LangChainBridge(AgentMiddleware[Any, Any, Any], MiddlewareHostMixin):
         registry = self.middleware_registry
         call = request.tool_call
         tool = tool_in(request.tool)
-        cancel_signal = threading.Event()
+        cancel_signal = CancelSignal()
         point = ToolStagePoint(
             registry,
             agent=self,

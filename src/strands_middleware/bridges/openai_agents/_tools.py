@@ -25,7 +25,6 @@ import asyncio
 import dataclasses
 import inspect
 import json
-import threading
 from collections import OrderedDict
 from collections.abc import (
     AsyncGenerator,
@@ -46,6 +45,7 @@ from ...content import ToolResult, ToolSpec, ToolUse
 from ...engine._registry import MiddlewareRegistry
 from ...events import ToolResultEvent
 from ...exceptions import InterruptException, InterruptResponseFormatError, InterruptResumeError
+from ...host._cancel_signal import CancelSignal
 from ...host._tool_call import ToolStagePoint, make_tool_terminal
 from ...interrupts import Interrupt
 from ...stages._execute_tool import ExecuteToolStage
@@ -247,7 +247,7 @@ class ToolCalls:
 
         The stage point hands handlers a copy of ``tool_use``; ``tool`` keeps one of its own.
         """
-        signal = threading.Event()
+        signal = CancelSignal()
         point = ToolStagePoint(
             self.registry,
             agent=self.agent,

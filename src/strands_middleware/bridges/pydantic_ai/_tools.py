@@ -26,6 +26,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from ...content import ToolResult, ToolSpec, ToolUse
 from ...events import ToolResultEvent
+from ...host._cancel_signal import CancelSignal
 from ._messages import tool_result_content
 
 __all__ = ["CONTROL_FLOW", "PydanticAITool", "host_result", "tool_spec_of"]
@@ -145,4 +146,4 @@ def host_result(event: ToolResultEvent, tool: PydanticAITool) -> Any:
 
 def cancel_signal() -> threading.Event:
     """A signal for the call (pydantic-ai cancels a run by cancelling its task)."""
-    return threading.Event()
+    return CancelSignal()
