@@ -314,6 +314,7 @@ class ToolCalls:
     def _not_invoked(self, call_id: str, pending: _Pending, _checker: object) -> None:
         """End ``pending``'s chain, the task that checked it having ended with no invocation:
         its task is cancelled, so its handlers are closed (a slot a handler holds is let go)."""
+        pending.checker = None  # it held this callback, which holds the call: no cycle left
         if self.pending.get(call_id) is pending:
             del self.pending[call_id]
         if pending.task is not None and not pending.invoked.done():
