@@ -863,6 +863,23 @@ async def test_a_refusal_reaches_handlers_as_the_replys_text() -> None:
     assert seen == [[{"text": "I cannot help with that."}]]
 
 
+def closing_noted(closed: list[str]) -> Any:
+    """A tool Wrap handler passing the call on, noting each call's id in ``closed`` once its
+    generator is closed (however the call ended)."""
+
+    @ExecuteToolStage.wrap
+    async def noting(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        try:
+            async for event in next_fn(context):
+                yield event
+        finally:
+            closed.append(context.tool_use["toolUseId"])
+
+    return noting
+
+
 @tool_input_guardrail
 def _refuse_paths(data: Any) -> ToolGuardrailFunctionOutput:
     return ToolGuardrailFunctionOutput.reject_content("Deleting is not allowed here.")
@@ -885,16 +902,7 @@ async def test_a_call_a_tool_guardrail_rejects_ends_its_chain_and_lets_its_slot_
     holds is let go, and the middleware forgets the call."""
     deleted.clear()
     closed: list[str] = []
-
-    @ExecuteToolStage.wrap
-    async def noting(
-        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
-    ) -> AsyncGenerator[TypedEvent, None]:
-        try:
-            async for event in next_fn(context):
-                yield event
-        finally:
-            closed.append(context.tool_use["toolUseId"])
+    noting = closing_noted(closed)
 
     middleware = OpenAIAgentsMiddleware(ConcurrencyLimit(ExecuteToolStage, limit=1), noting)
     turns = [
@@ -922,16 +930,7 @@ class _FailingStart(RunHooks[Any]):
 
 async def test_a_call_left_uninvoked_by_a_failing_run_ends_its_chain() -> None:
     closed: list[str] = []
-
-    @ExecuteToolStage.wrap
-    async def noting(
-        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
-    ) -> AsyncGenerator[TypedEvent, None]:
-        try:
-            async for event in next_fn(context):
-                yield event
-        finally:
-            closed.append(context.tool_use["toolUseId"])
+    noting = closing_noted(closed)
 
     middleware = OpenAIAgentsMiddleware(noting)
     model = ScriptedOpenAIModel(
