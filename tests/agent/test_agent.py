@@ -353,6 +353,36 @@ def test_cancel_answers_pending_tool_uses_without_running_them() -> None:
     assert model.remaining == 0
 
 
+async def test_cancelling_the_task_running_a_tool_sets_the_signal_its_handlers_hold() -> None:
+    started = asyncio.Event()
+
+    @tool
+    async def wait() -> str:
+        """Wait until cancelled."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    signals: list[Any] = []
+    agent = Agent(
+        model=ScriptedModel([tool_turn("wait", {}, tool_use_id="t1"), text_turn("done")]),
+        tools=[wait],
+    )
+
+    def note(context: ExecuteToolContext) -> ExecuteToolContext:
+        signals.append(context.cancel_signal)
+        return context
+
+    agent.use(ExecuteToolStage.input(note))
+    run = asyncio.ensure_future(agent.invoke_async("go"))
+    await asyncio.wait_for(started.wait(), 5)
+    assert not signals[0].is_set()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert signals[0].is_set()
+
+
 def test_middleware_errors_in_a_tool_chain_become_error_results() -> None:
     def broken(context: ExecuteToolContext) -> ExecuteToolContext:
         raise KeyError("bad input handler")

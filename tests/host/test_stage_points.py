@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import threading
 from collections.abc import AsyncGenerator
@@ -115,6 +116,54 @@ async def test_the_tool_point_copies_the_call_and_reports_a_call_edited_in_place
     assert point.changed(context) == {"tool_use": context.tool_use}
     result = await point.result(_echo)
     assert result.tool_result["content"] == [{"text": "b"}]
+
+
+async def test_a_tool_call_cancelled_with_its_task_sets_its_cancel_signal() -> None:
+    # Hosts that cancel a run by cancelling its task (pydantic-ai, LangChain, the OpenAI Agents
+    # SDK) run the call through `result`: the signal is the only way a thread learns of it.
+    signal = threading.Event()
+    started = asyncio.Event()
+    seen_closing: list[bool] = []
+
+    async def waits(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            seen_closing.append(signal.is_set())
+        yield ToolResultEvent.error(context.tool_use["toolUseId"], "never")
+
+    point = ToolStagePoint(
+        MiddlewareRegistry(),
+        agent="agent",
+        tool=None,
+        tool_use={"toolUseId": "t1", "name": "wait", "input": {}},
+        invocation_state={},
+        cancel_signal=signal,
+    )
+    call = asyncio.ensure_future(point.result(waits))
+    await asyncio.wait_for(started.wait(), 5)
+    assert not signal.is_set()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    # Set as the cancellation leaves the stage: the terminal's cleanup ran before it.
+    assert seen_closing == [False]
+    assert signal.is_set()
+
+
+async def test_a_tool_call_that_ends_leaves_its_cancel_signal_unset() -> None:
+    signal = threading.Event()
+    point = ToolStagePoint(
+        MiddlewareRegistry(),
+        agent="agent",
+        tool=None,
+        tool_use={"toolUseId": "t1", "name": "echo", "input": {"text": "a"}},
+        invocation_state={},
+        cancel_signal=signal,
+    )
+    await point.result(_echo)
+    assert not signal.is_set()
 
 
 async def _echo(context: ExecuteToolContext) -> AsyncGenerator[TypedEvent, None]:

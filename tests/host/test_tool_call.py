@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import AsyncGenerator
@@ -168,6 +169,29 @@ async def test_the_tool_gets_the_executor_signal_not_a_replaced_one() -> None:
     context = context_for(tool, state, signal)
     _ = [event async for event in run_tool_call(registry, context, state, signal)]
     assert tool.calls[0]["kwargs"]["cancel_signal"] is signal
+
+
+async def test_a_tool_call_cancelled_with_its_task_sets_the_executors_signal() -> None:
+    registry = MiddlewareRegistry()
+    started = asyncio.Event()
+
+    async def waits(
+        context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
+    ) -> AsyncGenerator[TypedEvent, None]:
+        started.set()
+        await asyncio.Event().wait()
+        yield ToolResultEvent.error(context.tool_use["toolUseId"], "never")
+
+    registry.add_middleware(ExecuteToolStage, waits)
+    state = InterruptState()
+    signal = threading.Event()
+    events = run_tool_call(registry, context_for(ProbeTool(), state, signal), state, signal)
+    call = asyncio.ensure_future(events.__anext__())
+    await asyncio.wait_for(started.wait(), 5)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert signal.is_set()
 
 
 async def test_a_tool_without_a_result_becomes_an_error_result() -> None:

@@ -90,7 +90,8 @@ class Capability(enum.Enum):
     """`HostAgent.cancel` stops the run in progress, and tool handlers watch the run's own cancel
     signal (``ExecuteToolContext.cancel_signal``), which the cancel sets.
 
-    Undeclared: the cancel clause has nothing to observe and says so in the table ("n/a").
+    Undeclared: a run is cancelled by cancelling the task running it, and that sets the cancel
+    signal of the tool call it cancels (the kit checks it).
     """
 
     TOOL_CHOICE = "agent tool choice"

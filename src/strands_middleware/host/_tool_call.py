@@ -2,7 +2,8 @@
 
 The executor side of the spec lives here, so that every host gets it right the same way: tool
 exceptions become error results inside the terminal, unknown tools still run the chain, the tool
-gets the executor's cancel signal, and interrupts (from middleware or from the tool) are
+gets the executor's cancel signal (and a call cancelled with its run's task sets it: `result`,
+`run_tool_call`), and interrupts (from middleware or from the tool) are
 registered here and nowhere else, then surfaced as one `ToolInterruptEvent`.
 
 Two rules of this library's own sit on top, in `run_tool_stage`, which every host runs (the
@@ -21,6 +22,7 @@ strands bridge included), so they hold the same everywhere:
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import threading
@@ -233,16 +235,26 @@ class ToolStagePoint:
     async def result(self, terminal: ToolTerminal) -> ToolResultEvent:
         """Run the stage to its end and return its result.
 
+        A host that cancels a run by cancelling its task cancels the call with it: the call's
+        cancel signal is set as the cancellation leaves the stage (its handlers closed), so a
+        tool or a handler's work still running in a thread learns of it, as ``cancel_signal``
+        promises.
+
         Raises:
             InterruptException: the call paused; the host pauses the run its own way.
             MissingResultError: a tool of the host paused the call with a `ToolInterruptEvent`
                 rather than an exception, which a host using this method cannot register.
+            asyncio.CancelledError: the call was cancelled (its signal is set).
         """
         result: ToolResultEvent | None = None
-        async with aclosing(self.run(terminal)) as events:
-            async for event in events:
-                if isinstance(event, ToolResultEvent):
-                    result = event
+        try:
+            async with aclosing(self.run(terminal)) as events:
+                async for event in events:
+                    if isinstance(event, ToolResultEvent):
+                        result = event
+        except asyncio.CancelledError:
+            self.context.cancel_signal.set()
+            raise
         if result is None:
             raise missing_result(ExecuteToolStage)
         return result
@@ -434,7 +446,8 @@ async def run_tool_call(
     Ends with either the result (the last `ToolResultEvent` yielded) or exactly one
     `ToolInterruptEvent` carrying the registered interrupts; nothing follows an interrupt. A
     failing handler, a chain without a result and a misused interrupt end it with an error
-    result, logged at ERROR (see `run_tool_stage`).
+    result, logged at ERROR (see `run_tool_stage`). A call cancelled (its run's task was) sets
+    ``cancel_signal`` as the cancellation leaves the stage, as `ToolStagePoint.result` does.
     """
     stream = run_tool_stage(registry, context, make_tool_terminal(cancel_signal))
     try:
@@ -447,3 +460,6 @@ async def run_tool_call(
                 yield event
     except InterruptException as exc:
         yield ToolInterruptEvent(context.tool_use, [interrupt_state.register(exc.interrupt)])
+    except asyncio.CancelledError:
+        cancel_signal.set()
+        raise

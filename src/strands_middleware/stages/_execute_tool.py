@@ -58,7 +58,9 @@ class ExecuteToolContext:
         tool: The tool to run, or None for an unknown tool.
         tool_use: The model's request: ``toolUseId``, ``name``, ``input``.
         invocation_state: Per-invocation state shared with hooks and the tool.
-        cancel_signal: Set when the run is being cancelled.
+        cancel_signal: Set when the run is being cancelled: by the host's own cancel (the
+            reference agent's ``cancel()``, strands' ``Agent.cancel()``), or by cancelling the
+            task running it, as the cancellation leaves the call.
     """
 
     agent: Any

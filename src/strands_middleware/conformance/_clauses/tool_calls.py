@@ -37,6 +37,9 @@ __all__ = [
 
 _ADD = tool_turn("add", {"a": 1, "b": 2}, "t1")
 
+# How long a cancelled call may take to unwind after its run ended, in seconds.
+_SIGNAL_WAIT = 2.0
+
 
 def _results_sent(built_requests: list[Any]) -> list[ToolResult]:
     return last_tool_results(built_requests[1]) if len(built_requests) > 1 else []
@@ -298,10 +301,51 @@ async def tool_use_edits_do_not_reach_the_history(trial: Trial) -> None:
     )
 
 
-@clause(cite.BUILT_IN_STAGES, cite.HOST_PROMISES, needs=Capability.CANCEL)
+async def _cancelling_the_task_sets_the_signal(trial: Trial) -> None:
+    """On a host without `HostAgent.cancel`, a run is cancelled by cancelling its task: that
+    sets the cancel signal the running call's handlers hold, once the cancellation has left the
+    call (a tool or a handler's work still running in a thread learns of it there)."""
+    signals: list[threading.Event] = []
+
+    def note(context: ExecuteToolContext) -> ExecuteToolContext:
+        signals.append(context.cancel_signal)
+        return context
+
+    built = trial.build(
+        [tool_turn("wait_for_cancel", {}, "t1"), text_turn("Not cancelled.")],
+        tools=[trial.tools.wait_for_cancel],
+        middleware=[ExecuteToolStage.input(note)],
+    )
+    run = asyncio.ensure_future(built.agent.run("Wait"))
+    waiting = asyncio.ensure_future(trial.tools.waiting.wait())
+    await asyncio.wait({run, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    try:
+        expect(trial.tools.waiting.is_set(), f"the run ended before its tool waited: {run!r}")
+        expect(len(signals) == 1, f"the tool handlers ran {len(signals)}x, expected 1")
+        expect(not signals[0].is_set(), "the call's cancel signal was set before any cancel")
+    finally:
+        run.cancel()
+        with contextlib.suppress(BaseException):
+            await run
+    expect(run.cancelled(), f"the cancelled run ended otherwise: {run!r}")
+    # A host may end the run before the call it cancelled has unwound (the OpenAI Agents SDK
+    # leaves its tool tasks cancelling after the run): the signal is set once the call has,
+    # which the loop goes on doing while a thread waits for it.
+    set_in_time = await asyncio.to_thread(signals[0].wait, _SIGNAL_WAIT)
+    expect(set_in_time, "cancelling the run's task left its call's cancel signal unset")
+
+
+@clause(
+    cite.BUILT_IN_STAGES,
+    cite.HOST_PROMISES,
+    needs=Capability.CANCEL,
+    otherwise=_cancelling_the_task_sets_the_signal,
+)
 async def cancel_sets_the_signal_tool_handlers_hold(trial: Trial) -> None:
     """Tool handlers hold the run's own cancel signal: the same one for every call of the run,
-    and `HostAgent.cancel()` sets it while a tool is running."""
+    and `HostAgent.cancel()` sets it while a tool is running (without it, cancelling the run's
+    task sets the signal of the call it cancels)."""
     signals: list[threading.Event] = []
 
     def note(context: ExecuteToolContext) -> ExecuteToolContext:
