@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import gc
 import json
+import threading
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -863,14 +864,16 @@ async def test_a_refusal_reaches_handlers_as_the_replys_text() -> None:
     assert seen == [[{"text": "I cannot help with that."}]]
 
 
-def closing_noted(closed: list[str]) -> Any:
+def closing_noted(closed: list[str], signals: list[threading.Event] | None = None) -> Any:
     """A tool Wrap handler passing the call on, noting each call's id in ``closed`` once its
-    generator is closed (however the call ended)."""
+    generator is closed (however the call ended), and its cancel signal in ``signals``."""
 
     @ExecuteToolStage.wrap
     async def noting(
         context: ExecuteToolContext, next_fn: MiddlewareNext[ExecuteToolContext, TypedEvent]
     ) -> AsyncGenerator[TypedEvent, None]:
+        if signals is not None:
+            signals.append(context.cancel_signal)
         try:
             async for event in next_fn(context):
                 yield event
@@ -930,7 +933,8 @@ class _FailingStart(RunHooks[Any]):
 
 async def test_a_call_left_uninvoked_by_a_failing_run_ends_its_chain() -> None:
     closed: list[str] = []
-    noting = closing_noted(closed)
+    signals: list[threading.Event] = []
+    noting = closing_noted(closed, signals)
 
     middleware = OpenAIAgentsMiddleware(noting)
     model = ScriptedOpenAIModel(
@@ -941,4 +945,5 @@ async def test_a_call_left_uninvoked_by_a_failing_run_ends_its_chain() -> None:
         await Runner.run(agent, "Delete /a", run_config=CONFIG, hooks=_FailingStart())
     await asyncio.sleep(0)
     assert closed == ["t1"]
+    assert [signal.is_set() for signal in signals] == [True]  # its chain was cancelled
     assert middleware._tool_calls.pending == {}  # pyright: ignore[reportPrivateUsage]
