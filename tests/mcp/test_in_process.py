@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -133,6 +135,35 @@ async def test_an_unknown_tool_still_runs_the_chain() -> None:
         result = await client.call_tool("nowhere", {})
     assert not result.is_error
     assert text_of(result) == "made up" and result.structured_content == {"n": 1}
+
+
+async def test_a_call_the_client_cancels_sets_its_cancel_signal() -> None:
+    # The client abandons the call (its task is cancelled: the SDK sends the server
+    # notifications/cancelled), the server cancels the handler, and the gate sets the signal
+    # the call's handlers hold, for a tool or a handler's work still running in a thread.
+    started = asyncio.Event()
+    signals: list[threading.Event] = []
+
+    async def wait() -> str:
+        """Wait until cancelled."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    def note(context: ExecuteToolContext) -> ExecuteToolContext:
+        signals.append(context.cancel_signal)
+        return context
+
+    server = MCPServer("in-process", middleware=[ToolGate(ExecuteToolStage.input(note))])
+    server.add_tool(wait)
+    async with Client(server) as client:
+        call = asyncio.ensure_future(client.call_tool("wait", {}))
+        await asyncio.wait_for(started.wait(), 5)
+        assert [signal.is_set() for signal in signals] == [False]
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert await asyncio.to_thread(signals[0].wait, 5)
 
 
 def test_model_middleware_is_refused_at_registration() -> None:

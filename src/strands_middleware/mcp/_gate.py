@@ -14,6 +14,7 @@ client sends the call again with the answers and the ``requestState`` it was giv
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import itertools
 import json
@@ -242,6 +243,11 @@ class ToolGate(MiddlewareHostMixin):
                     result = event
         except InterruptException as paused:
             return [paused.interrupt]
+        except asyncio.CancelledError:
+            # The client cancelled the call (or the server is shutting down): a tool or a
+            # handler's work still running in a thread learns of it from the signal.
+            signal.set()
+            raise
         finally:
             await stream.aclose()
         assert result is not None  # run_tool_stage ends with a result or raises
