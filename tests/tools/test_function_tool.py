@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
 
+from strands_middleware import ExecuteToolStage
+from strands_middleware.agent import Agent
 from strands_middleware.content import ToolResult, ToolUse
 from strands_middleware.events import ToolResultEvent
 from strands_middleware.exceptions import InterruptException, ToolInputError
 from strands_middleware.interrupts import Interrupt
+from strands_middleware.testing import ScriptedModel, text_turn, tool_turn
 from strands_middleware.tools import AgentTool, FunctionTool, tool
 
 
@@ -338,6 +342,67 @@ async def test_an_invocation_state_parameter_receives_the_state_itself() -> None
     assert (await result_of(remember, {"note": "n"}, state)).tool_result == success("ok")
     assert seen[0] is state
     assert state == {"user": "ada", "note": "n"}
+
+
+def test_a_cancel_signal_parameter_is_hidden_from_the_model() -> None:
+    @tool
+    def slow(cancel_signal: threading.Event, steps: int = 3) -> str:
+        return "done"
+
+    schema = slow.tool_spec["inputSchema"]["json"]
+    assert schema["properties"] == {"steps": {"type": "integer", "default": 3}}
+    assert schema["required"] == []
+
+
+async def test_a_cancel_signal_parameter_receives_the_executors_signal() -> None:
+    seen: list[threading.Event] = []
+
+    @tool
+    def slow(cancel_signal: threading.Event) -> str:
+        seen.append(cancel_signal)
+        return "stopped" if cancel_signal.is_set() else "ran"
+
+    signal = threading.Event()
+    signal.set()
+    events = [e async for e in slow.stream(call(name="slow"), {}, cancel_signal=signal)]
+    assert events == [ToolResultEvent(success("stopped"))]
+    assert seen == [signal]
+    # A host that gives no signal: the function still gets an event, one never set.
+    assert (await result_of(slow, {})).tool_result == success("ran")
+    assert isinstance(seen[1], threading.Event) and seen[1] is not signal
+
+
+async def test_a_sync_tool_in_its_thread_stops_when_the_run_is_cancelled() -> None:
+    started = threading.Event()
+    stopped = threading.Event()
+    signals: list[threading.Event] = []
+
+    @tool
+    def crunch(cancel_signal: threading.Event) -> str:
+        """Work until told to stop."""
+        signals.append(cancel_signal)
+        started.set()
+        while not cancel_signal.wait(0.01):
+            pass
+        stopped.set()
+        return "stopped"
+
+    agent = Agent(
+        model=ScriptedModel([tool_turn("crunch", {}, tool_use_id="t1"), text_turn("done")]),
+        tools=[crunch],
+    )
+    assert agent.middleware_registry.has_handlers(ExecuteToolStage) is False
+    run = asyncio.ensure_future(agent.invoke_async("go"))
+    try:
+        assert await asyncio.to_thread(started.wait, 5)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        # The thread a cancellation cannot stop learned of it from the signal.
+        assert await asyncio.to_thread(stopped.wait, 5)
+    finally:
+        for signal in signals:  # a failing run must not leave the thread spinning
+            signal.set()
 
 
 async def test_positional_only_parameters_are_passed_by_position() -> None:

@@ -25,6 +25,7 @@ import functools
 import inspect
 import json
 import re
+import threading
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast, overload
 
@@ -41,6 +42,9 @@ _R = TypeVar("_R")
 
 _STATE_PARAMETER = "invocation_state"
 """A parameter with this name receives the invocation state instead of model input."""
+
+_SIGNAL_PARAMETER = "cancel_signal"
+"""A parameter with this name receives the call's cancel signal instead of model input."""
 
 # The tool-name rule of Bedrock Converse, the strictest of the providers Strands supports: a name
 # that breaks it fails only when the model is first called, far from the decorator that chose it.
@@ -133,9 +137,12 @@ class FunctionTool(Generic[_P, _R]):
         Args:
             tool_use: The call: its ``input`` must be a JSON object of the parameters.
             invocation_state: Passed to the function if it declares ``invocation_state``.
-            **kwargs: Host-specific extras; ignored.
+            **kwargs: Host-specific extras: ``cancel_signal`` (the executor's
+                `threading.Event`) is passed to the function if it declares ``cancel_signal``
+                (an event never set when the host gives none); the rest are ignored.
         """
-        yield await self._run(tool_use, invocation_state)
+        signal: Any = kwargs.get(_SIGNAL_PARAMETER) if self._wants_signal else None
+        yield await self._run(tool_use, invocation_state, signal)
 
     # -- the function itself -------------------------------------------------------------------
 
@@ -163,6 +170,7 @@ class FunctionTool(Generic[_P, _R]):
         required: list[str] = []
         positional_only: list[tuple[str, Any]] = []
         self._wants_state = False
+        self._wants_signal = False
         self._accepts_extra = False
         for parameter in signature.parameters.values():
             if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
@@ -178,6 +186,9 @@ class FunctionTool(Generic[_P, _R]):
                 positional_only.append((parameter.name, parameter.default))
             if parameter.name == _STATE_PARAMETER:
                 self._wants_state = True
+                continue
+            if parameter.name == _SIGNAL_PARAMETER:
+                self._wants_signal = True
                 continue
             annotation, annotated_description = unwrap_annotated(parameter.annotation)
             where = f"{_qualname(self._func)} parameter {parameter.name!r}"
@@ -204,10 +215,15 @@ class FunctionTool(Generic[_P, _R]):
             },
         }
 
-    async def _run(self, tool_use: ToolUse, invocation_state: dict[str, Any]) -> ToolResultEvent:
+    async def _run(
+        self,
+        tool_use: ToolUse,
+        invocation_state: dict[str, Any],
+        cancel_signal: threading.Event | None = None,
+    ) -> ToolResultEvent:
         tool_use_id = tool_use["toolUseId"]
         try:
-            args, kwargs = self._bind(tool_use.get("input"), invocation_state)
+            args, kwargs = self._bind(tool_use.get("input"), invocation_state, cancel_signal)
         except ToolInputError as error:
             return ToolResultEvent.from_exception(tool_use_id, error)
         try:
@@ -232,7 +248,10 @@ class FunctionTool(Generic[_P, _R]):
         return ToolResultEvent(result)
 
     def _bind(
-        self, raw: object, invocation_state: dict[str, Any]
+        self,
+        raw: object,
+        invocation_state: dict[str, Any],
+        cancel_signal: threading.Event | None = None,
     ) -> tuple[list[Any], dict[str, Any]]:
         """Check the model's input against the parameters; return the call's arguments."""
         if raw is None:
@@ -263,6 +282,10 @@ class FunctionTool(Generic[_P, _R]):
             )
         if self._wants_state:
             values[_STATE_PARAMETER] = invocation_state
+        if self._wants_signal:
+            values[_SIGNAL_PARAMETER] = (
+                cancel_signal if cancel_signal is not None else threading.Event()
+            )
         positional = [
             values.pop(name) if name in values else default
             for name, default in self._positional_only
@@ -300,7 +323,10 @@ def tool(
 
     Use it bare (``@tool``) or with overrides (``@tool(name="search", description="...")``).
     A parameter named ``invocation_state`` is not shown to the model: it receives the
-    invocation state dict of the call.
+    invocation state dict of the call. Nor is one named ``cancel_signal``: it receives the
+    call's cancel signal (a `threading.Event`, set when the run is being cancelled; see
+    ``ExecuteToolContext.cancel_signal``), which a plain function, run in a worker thread that
+    a cancellation cannot stop, polls to stop early.
 
     Example::
 

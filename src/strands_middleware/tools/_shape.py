@@ -40,6 +40,8 @@ class AgentTool(Protocol):
             tool_use: The call the model asked for: id, name and parsed input.
             invocation_state: The per-invocation state dict the caller passed to the agent,
                 shared by reference so a tool can leave something for later stages.
-            **kwargs: Host-specific extras; a tool must accept and may ignore them.
+            **kwargs: Host-specific extras; a tool must accept and may ignore them. Every
+                host of this library passes ``cancel_signal``, the call's `threading.Event`,
+                set when the run is being cancelled (``ExecuteToolContext.cancel_signal``).
         """
         ...

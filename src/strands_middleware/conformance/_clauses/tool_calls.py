@@ -304,7 +304,8 @@ async def tool_use_edits_do_not_reach_the_history(trial: Trial) -> None:
 async def _cancelling_the_task_sets_the_signal(trial: Trial) -> None:
     """On a host without `HostAgent.cancel`, a run is cancelled by cancelling its task: that
     sets the cancel signal the running call's handlers hold, once the cancellation has left the
-    call (a tool or a handler's work still running in a thread learns of it there)."""
+    call (a handler's work, or a tool of this library's, still running in a thread learns of it
+    there)."""
     signals: list[threading.Event] = []
 
     def note(context: ExecuteToolContext) -> ExecuteToolContext:
