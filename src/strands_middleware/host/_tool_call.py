@@ -237,8 +237,8 @@ class ToolStagePoint:
 
         A host that cancels a run by cancelling its task cancels the call with it: the call's
         cancel signal is set as the cancellation leaves the stage (its handlers closed), so a
-        tool or a handler's work still running in a thread learns of it, as ``cancel_signal``
-        promises.
+        handler's work, or a tool of this library's, still running in a thread learns of it, as
+        ``cancel_signal`` promises.
 
         Raises:
             InterruptException: the call paused; the host pauses the run its own way.

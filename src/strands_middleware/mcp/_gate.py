@@ -244,8 +244,8 @@ class ToolGate(MiddlewareHostMixin):
         except InterruptException as paused:
             return [paused.interrupt]
         except asyncio.CancelledError:
-            # The client cancelled the call (or the server is shutting down): a tool or a
-            # handler's work still running in a thread learns of it from the signal.
+            # The client cancelled the call (or the server is shutting down): a handler's work
+            # still running in a thread learns of it from the signal.
             signal.set()
             raise
         finally:
