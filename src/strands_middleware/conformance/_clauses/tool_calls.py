@@ -301,26 +301,37 @@ async def tool_use_edits_do_not_reach_the_history(trial: Trial) -> None:
     )
 
 
-async def _cancelling_the_task_sets_the_signal(trial: Trial) -> None:
-    """On a host without `HostAgent.cancel`, a run is cancelled by cancelling its task: that
-    sets the cancel signal the running call's handlers hold, once the cancellation has left the
-    call (a handler's work, or a tool of this library's, still running in a thread learns of it
-    there)."""
+async def _until_the_tool_waits(
+    trial: Trial, script: list[Any], tools: list[Any], prompt: str
+) -> tuple[Any, asyncio.Future[Any], list[threading.Event]]:
+    """Start a run whose tool handlers note each call's cancel signal, and return once its
+    ``wait_for_cancel`` tool waits (or the run ended first): the built agent, the run, the
+    signals noted."""
     signals: list[threading.Event] = []
 
     def note(context: ExecuteToolContext) -> ExecuteToolContext:
         signals.append(context.cancel_signal)
         return context
 
-    built = trial.build(
-        [tool_turn("wait_for_cancel", {}, "t1"), text_turn("Not cancelled.")],
-        tools=[trial.tools.wait_for_cancel],
-        middleware=[ExecuteToolStage.input(note)],
-    )
-    run = asyncio.ensure_future(built.agent.run("Wait"))
+    built = trial.build(script, tools=tools, middleware=[ExecuteToolStage.input(note)])
+    run = asyncio.ensure_future(built.agent.run(prompt))
     waiting = asyncio.ensure_future(trial.tools.waiting.wait())
     await asyncio.wait({run, waiting}, return_when=asyncio.FIRST_COMPLETED)
     waiting.cancel()
+    return built, run, signals
+
+
+async def _cancelling_the_task_sets_the_signal(trial: Trial) -> None:
+    """On a host without `HostAgent.cancel`, a run is cancelled by cancelling its task: that
+    sets the cancel signal the running call's handlers hold, once the cancellation has left the
+    call (a handler's work, or a tool of this library's, still running in a thread learns of it
+    there)."""
+    _, run, signals = await _until_the_tool_waits(
+        trial,
+        [tool_turn("wait_for_cancel", {}, "t1"), text_turn("Not cancelled.")],
+        [trial.tools.wait_for_cancel],
+        "Wait",
+    )
     try:
         expect(trial.tools.waiting.is_set(), f"the run ended before its tool waited: {run!r}")
         expect(len(signals) == 1, f"the tool handlers ran {len(signals)}x, expected 1")
@@ -347,21 +358,12 @@ async def cancel_sets_the_signal_tool_handlers_hold(trial: Trial) -> None:
     """Tool handlers hold the run's own cancel signal: the same one for every call of the run,
     and `HostAgent.cancel()` sets it while a tool is running (without it, cancelling the run's
     task sets the signal of the call it cancels)."""
-    signals: list[threading.Event] = []
-
-    def note(context: ExecuteToolContext) -> ExecuteToolContext:
-        signals.append(context.cancel_signal)
-        return context
-
-    built = trial.build(
+    built, run, signals = await _until_the_tool_waits(
+        trial,
         [_ADD, tool_turn("wait_for_cancel", {}, "t2"), text_turn("Not cancelled.")],
-        tools=[trial.tools.add, trial.tools.wait_for_cancel],
-        middleware=[ExecuteToolStage.input(note)],
+        [trial.tools.add, trial.tools.wait_for_cancel],
+        "Add, then wait",
     )
-    run = asyncio.ensure_future(built.agent.run("Add, then wait"))
-    waiting = asyncio.ensure_future(trial.tools.waiting.wait())
-    await asyncio.wait({run, waiting}, return_when=asyncio.FIRST_COMPLETED)
-    waiting.cancel()
     try:
         expect(trial.tools.waiting.is_set(), f"the run ended before its tool waited: {run!r}")
         built.agent.cancel()
